@@ -1,0 +1,151 @@
+package abi
+
+import "encoding/json"
+
+// Version is the ABI version this package describes.
+const Version = 1
+
+// SupportedVersions lists the ABI versions a host built from this package speaks.
+var SupportedVersions = []int{Version}
+
+// MethodDescribe is the request a host sends at load time to learn what a
+// module offers.
+const MethodDescribe = "wasmcp/describe"
+
+// CustomSection is the name of the custom section that may carry a module's
+// Description instead of answering MethodDescribe.
+const CustomSection = "wasmcp.describe"
+
+// ReactorEntry is the export a reactor module provides; it takes no
+// parameters and returns nothing.
+const ReactorEntry = "wasmcp_main"
+
+// Task support values for Tool.Execution.TaskSupport.
+const (
+	TaskForbidden = "forbidden"
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+)
+
+// DescribeParams are the params of a MethodDescribe request.
+type DescribeParams struct {
+	ABIVersions []int `json:"abiVersions"`
+}
+
+// Description is what a module offers. Its tools, resources, resource
+// templates and prompts are MCP objects passed to clients as written.
+type Description struct {
+	ABIVersion        int                `json:"abiVersion"`
+	Name              string             `json:"name,omitempty"`
+	Version           string             `json:"version,omitempty"`
+	Instructions      string             `json:"instructions,omitempty"`
+	Tools             []Tool             `json:"tools,omitempty"`
+	Resources         []Resource         `json:"resources,omitempty"`
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
+	Prompts           []Prompt           `json:"prompts,omitempty"`
+	Completions       bool               `json:"completions,omitempty"`
+}
+
+// Tool is an MCP tool definition.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Execution    *Execution      `json:"execution,omitempty"`
+	Icons        json.RawMessage `json:"icons,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
+}
+
+// TaskSupport returns the tool's declared task support, TaskForbidden when
+// it declares none.
+func (t *Tool) TaskSupport() string {
+	if t.Execution == nil || t.Execution.TaskSupport == "" {
+		return TaskForbidden
+	}
+	return t.Execution.TaskSupport
+}
+
+// Execution holds a tool's execution properties.
+type Execution struct {
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// Resource is an MCP resource with a fixed URI.
+type Resource struct {
+	URI         string          `json:"uri"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	Size        int64           `json:"size,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate is an MCP resource template (RFC 6570 level 1 URI template).
+type ResourceTemplate struct {
+	URITemplate string          `json:"uriTemplate"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Prompt is an MCP prompt definition.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Icons       json.RawMessage  `json:"icons,omitempty"`
+	Meta        json.RawMessage  `json:"_meta,omitempty"`
+}
+
+// PromptArgument is one argument of a Prompt.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Message is one JSON-RPC 2.0 message on the guest's stdin or stdout: a
+// request (Method and ID), a notification (Method, no ID) or a response
+// (ID with Result or Error).
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Methods a guest may send to the client through the host.
+const (
+	MethodProgress     = "notifications/progress"
+	MethodLog          = "notifications/message"
+	MethodSample       = "sampling/createMessage"
+	MethodElicit       = "elicitation/create"
+	MethodListRoots    = "roots/list"
+	MethodToolsCall    = "tools/call"
+	MethodResourceRead = "resources/read"
+	MethodPromptsGet   = "prompts/get"
+	MethodComplete     = "completion/complete"
+)

@@ -1,0 +1,379 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"github.com/bytedance/sonic"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// Peer carries what a guest sends outward during a call. Both methods must
+// return promptly once ctx is done.
+type Peer interface {
+	// Notify forwards a notifications/progress or notifications/message
+	// the guest wrote; params is the raw params object.
+	Notify(ctx context.Context, method string, params []byte)
+	// Request sends a sampling/createMessage, elicitation/create or
+	// roots/list request to the client and returns its raw result, or an
+	// *abi.Error (any other error is reported to the guest as -32603).
+	Request(ctx context.Context, method string, params []byte) ([]byte, error)
+}
+
+// Reply is a guest's answer: a raw JSON result, or a JSON-RPC error.
+type Reply struct {
+	Result []byte
+	Error  *abi.Error
+}
+
+// maxOutstanding caps the requests a guest may have open at once.
+const maxOutstanding = 16
+
+// Call runs one request in a fresh instance of the module and returns the
+// guest's answer. params is the raw params object (may be nil). A failure of
+// the guest (trap, exit, broken ABI, broken limit) or of the caller
+// (cancellation) is a *GuestError; the module stays usable either way.
+func (m *Module) Call(ctx context.Context, method string, params []byte, peer Peer) (*Reply, error) {
+	if err := m.gate.acquire(ctx, m.name); err != nil {
+		return nil, err
+	}
+	defer m.gate.release()
+
+	id := m.seq.Add(1)
+	c := &call{m: m, id: id, peer: peer, limits: m.policy.Limits}
+	c.idText = strconv.AppendInt(nil, id, 10)
+	c.log = m.engine.log
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	c.ctx, c.cancel = ctx, cancel
+	tctx, stop := context.WithTimeoutCause(ctx, c.limits.Timeout,
+		&limitError{fmt.Sprintf("deadline of %s exceeded (limit timeout)", c.limits.Timeout)})
+	defer stop()
+	c.ctx = tctx
+
+	c.stdin = newInbox(tctx, requestLine(id, method, params))
+	c.stdout.c, c.stderr.c = c, c
+	c.stderr.discard = m.policy.DiscardStderr
+	cfg := m.base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr)
+
+	mod, err := m.runtime.InstantiateModule(tctx, m.code, cfg)
+	if err != nil {
+		cancel(errAnswered)
+		if cause := context.Cause(tctx); cause != nil && !errors.Is(cause, errAnswered) {
+			return c.outcome(err, nil)
+		}
+		return nil, &GuestError{Module: m.name, Kind: KindTrap, Msg: "could not be instantiated: " + trimTrap(err.Error()), Err: err}
+	}
+	err = c.run(mod)
+	cancel(errAnswered)
+	c.pending.Wait()
+	c.stderr.flush()
+	reply, err := c.outcome(err, mod)
+	_ = mod.Close(context.Background())
+	return reply, err
+}
+
+// call is the state of one Call.
+type call struct {
+	m      *Module
+	id     int64
+	idText []byte
+	peer   Peer
+	limits Limits
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	stdin  *inbox
+	stdout lineWriter
+	stderr logWriter
+
+	mu          sync.Mutex
+	written     int64
+	reply       *Reply
+	violation   error
+	outstanding int
+	pending     sync.WaitGroup
+}
+
+func (c *call) run(mod api.Module) error {
+	if c.m.reactor {
+		if c.m.init {
+			if _, err := mod.ExportedFunction("_initialize").Call(c.ctx); err != nil {
+				return err
+			}
+		}
+		_, err := mod.ExportedFunction(abi.ReactorEntry).Call(c.ctx)
+		return err
+	}
+	_, err := mod.ExportedFunction("_start").Call(c.ctx)
+	return err
+}
+
+// fail records the first violation and ends the instance.
+func (c *call) fail(err error) {
+	c.mu.Lock()
+	if c.violation == nil && c.reply == nil {
+		c.violation = err
+	}
+	c.mu.Unlock()
+	c.cancel(err)
+}
+
+func (c *call) protocolError(format string, a ...any) error {
+	return c.protocolErrorKind(KindProtocol, format, a...)
+}
+
+func (c *call) protocolErrorKind(k Kind, format string, a ...any) error {
+	err := &GuestError{Module: c.m.name, Kind: k, Msg: fmt.Sprintf(format, a...)}
+	c.fail(err)
+	return err
+}
+
+// outcome turns the run's error and the recorded state into the result.
+func (c *call) outcome(runErr error, mod api.Module) (*Reply, error) {
+	c.mu.Lock()
+	reply, violation := c.reply, c.violation
+	c.mu.Unlock()
+	if reply != nil {
+		return reply, nil
+	}
+	if violation != nil {
+		return nil, violation
+	}
+	name := c.m.name
+	var le *limitError
+	if cause := context.Cause(c.ctx); cause != nil && !errors.Is(cause, errAnswered) {
+		if errors.As(cause, &le) {
+			return nil, &GuestError{Module: name, Kind: KindLimit, Msg: le.msg}
+		}
+		return nil, &GuestError{Module: name, Kind: KindCanceled, Msg: "call canceled", Err: cause}
+	}
+	tail := c.stderr.lastLine()
+	if tail != "" {
+		tail = " (stderr: " + tail + ")"
+	}
+	var exit *sys.ExitError
+	switch {
+	case runErr == nil, errors.As(runErr, &exit) && exit.ExitCode() == 0:
+		return nil, &GuestError{Module: name, Kind: KindExit, Msg: "exited without answering" + tail}
+	case errors.As(runErr, &exit):
+		msg := fmt.Sprintf("exited with code %d before answering%s", exit.ExitCode(), tail)
+		if c.nearMemoryLimit(mod) {
+			msg += fmt.Sprintf("; its memory reached the limit of %s (limit memory)", FormatBytes(int64(c.limits.MemoryBytes)))
+			return nil, &GuestError{Module: name, Kind: KindLimit, Msg: msg, Err: runErr}
+		}
+		return nil, &GuestError{Module: name, Kind: KindExit, Msg: msg, Err: runErr}
+	default:
+		msg := "trapped: " + trimTrap(runErr.Error()) + tail
+		if c.nearMemoryLimit(mod) {
+			msg += fmt.Sprintf("; its memory reached the limit of %s (limit memory)", FormatBytes(int64(c.limits.MemoryBytes)))
+		}
+		return nil, &GuestError{Module: name, Kind: KindTrap, Msg: msg, Err: runErr}
+	}
+}
+
+// nearMemoryLimit reports whether the instance's memory is within 1 MiB of
+// its cap, which makes the cap the likely reason for a crash.
+func (c *call) nearMemoryLimit(mod api.Module) bool {
+	if mod == nil || mod.Memory() == nil {
+		return false
+	}
+	return uint64(mod.Memory().Size())+(1<<20) >= uint64(c.limits.memoryPages())*65536
+}
+
+// trimTrap keeps the first line of a wazero error (the wasm stack trace
+// that follows is for the log, not the client).
+func trimTrap(s string) string {
+	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// count charges n output bytes against the limit.
+func (c *call) count(n int) error {
+	c.mu.Lock()
+	c.written += int64(n)
+	over := c.written > c.limits.OutputBytes
+	c.mu.Unlock()
+	if over {
+		err := &GuestError{Module: c.m.name, Kind: KindLimit,
+			Msg: fmt.Sprintf("wrote more than %s to stdout and stderr (limit output)", FormatBytes(c.limits.OutputBytes))}
+		c.fail(err)
+		return err
+	}
+	return nil
+}
+
+// handleLine processes one complete line from the guest's stdout. line may
+// alias guest memory, so it is copied once before decoding: everything
+// decoded from it may then be kept.
+func (c *call) handleLine(line []byte) error {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	line = bytes.Clone(line)
+	c.mu.Lock()
+	answered := c.reply != nil
+	c.mu.Unlock()
+	if answered {
+		c.log.Warn("guest wrote after answering; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
+		return nil
+	}
+	var msg struct {
+		JSONRPC string     `json:"jsonrpc"`
+		ID      rawValue   `json:"id"`
+		Method  string     `json:"method"`
+		Params  rawValue   `json:"params"`
+		Result  rawValue   `json:"result"`
+		Error   *abi.Error `json:"error"`
+	}
+	if err := sonic.Unmarshal(line, &msg); err != nil {
+		return c.protocolError("wrote a malformed message: %v", shorten(err.Error()))
+	}
+	if msg.JSONRPC != "2.0" {
+		return c.protocolError(`wrote a message without "jsonrpc": "2.0"`)
+	}
+	hasID := len(msg.ID) > 0 && string(msg.ID) != "null"
+	switch {
+	case msg.Method != "" && hasID:
+		return c.guestRequest(msg.Method, msg.ID, msg.Params)
+	case msg.Method != "":
+		if msg.Method == abi.MethodProgress || msg.Method == abi.MethodLog {
+			if c.peer != nil {
+				c.peer.Notify(c.ctx, msg.Method, msg.Params)
+			}
+		} else {
+			c.log.Debug("guest notification ignored", "module", c.m.name, "call", c.id, "method", msg.Method)
+		}
+		return nil
+	case hasID:
+		if !bytes.Equal(msg.ID, c.idText) {
+			return c.protocolError("answered with id %s; the request's id was %d", shorten(string(msg.ID)), c.id)
+		}
+		if msg.Error == nil && len(msg.Result) == 0 {
+			return c.protocolError("answered with neither result nor error")
+		}
+		r := &Reply{Error: msg.Error}
+		if msg.Error == nil {
+			r.Result = msg.Result
+		}
+		c.mu.Lock()
+		if c.violation == nil {
+			c.reply = r
+		}
+		c.mu.Unlock()
+		// The instance is no longer needed: end it (a guest that keeps
+		// running after answering would only burn its deadline).
+		c.stdin.close()
+		c.cancel(errAnswered)
+		return nil
+	default:
+		return c.protocolError("wrote a message that is neither request, notification nor response")
+	}
+}
+
+// guestRequest forwards a guest's request to the client asynchronously; the
+// answer goes to the guest's stdin.
+func (c *call) guestRequest(method string, id, params []byte) error {
+	switch method {
+	case abi.MethodSample, abi.MethodElicit, abi.MethodListRoots:
+	default:
+		c.stdin.push(errorLine(id, -32601, "method not available to guests: "+method))
+		return nil
+	}
+	c.mu.Lock()
+	if c.outstanding >= maxOutstanding {
+		c.mu.Unlock()
+		return c.protocolError("has more than %d requests to the client outstanding", maxOutstanding)
+	}
+	c.outstanding++
+	c.mu.Unlock()
+	c.pending.Add(1)
+	go func() {
+		defer c.pending.Done()
+		defer func() {
+			c.mu.Lock()
+			c.outstanding--
+			c.mu.Unlock()
+		}()
+		if c.peer == nil {
+			c.stdin.push(errorLine(id, -32603, "no client is attached to this call"))
+			return
+		}
+		res, err := c.peer.Request(c.ctx, method, params)
+		if err != nil {
+			var ae *abi.Error
+			if errors.As(err, &ae) {
+				c.stdin.push(errorLine(id, ae.Code, ae.Message))
+			} else {
+				c.stdin.push(errorLine(id, -32603, err.Error()))
+			}
+			return
+		}
+		c.stdin.push(resultLine(id, res))
+	}()
+	return nil
+}
+
+// rawValue captures a JSON value without decoding it.
+type rawValue []byte
+
+// UnmarshalJSON keeps the raw bytes, which alias the decoded line.
+func (r *rawValue) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
+func shorten(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+func requestLine(id int64, method string, params []byte) []byte {
+	b := make([]byte, 0, 64+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = strconv.AppendQuote(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, "}\n"...)
+}
+
+func resultLine(id, result []byte) []byte {
+	b := make([]byte, 0, 40+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, "}\n"...)
+}
+
+func errorLine(id []byte, code int, msg string) []byte {
+	b := make([]byte, 0, 80+len(id)+len(msg))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = strconv.AppendQuote(b, msg)
+	return append(b, "}}\n"...)
+}
+
+var _ io.Reader = (*inbox)(nil)

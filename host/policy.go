@@ -1,0 +1,125 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Policy is what one module is granted. The zero Policy grants nothing
+// beyond the ABI's defaults: no files, no environment, the engine's limits.
+type Policy struct {
+	// Limits override the engine's defaults field by field.
+	Limits Limits
+	// MaxInstances caps the module's concurrent instances; 0 is no cap.
+	MaxInstances int
+	// MaxQueue caps the calls waiting for an instance once MaxInstances
+	// run; further calls fail at once. 0 means 64.
+	MaxQueue int
+	// Mounts are the directories the guest may open.
+	Mounts []Mount
+	// Env are the environment variables the guest sees.
+	Env []EnvVar
+	// DiscardStderr drops the guest's stderr instead of logging it.
+	DiscardStderr bool
+}
+
+// Mount grants the guest a host directory.
+type Mount struct {
+	HostPath  string `json:"host"`
+	GuestPath string `json:"guest"`
+	ReadOnly  bool   `json:"readOnly"`
+}
+
+// EnvVar is one environment variable given to the guest.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// moduleConfig builds the per-module base configuration (everything but
+// stdio) once, and the module's concurrency gate.
+func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, error) {
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(name).
+		WithStartFunctions().
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep()
+	if len(p.Mounts) > 0 {
+		fs := wazero.NewFSConfig()
+		for _, m := range p.Mounts {
+			st, err := os.Stat(m.HostPath)
+			if err != nil {
+				return nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
+			}
+			if !st.IsDir() {
+				return nil, nil, fmt.Errorf("mount %s: not a directory", m.HostPath)
+			}
+			gp := m.GuestPath
+			if gp == "" || !path.IsAbs(gp) {
+				return nil, nil, fmt.Errorf("mount %s: guest path %q must be absolute", m.HostPath, gp)
+			}
+			if m.ReadOnly {
+				fs = fs.WithReadOnlyDirMount(m.HostPath, gp)
+			} else {
+				fs = fs.WithDirMount(m.HostPath, gp)
+			}
+		}
+		cfg = cfg.WithFSConfig(fs)
+	}
+	for _, e := range p.Env {
+		cfg = cfg.WithEnv(e.Name, e.Value)
+	}
+	var g *gate
+	if p.MaxInstances > 0 {
+		q := p.MaxQueue
+		if q <= 0 {
+			q = 64
+		}
+		g = &gate{slots: make(chan struct{}, p.MaxInstances), maxQueue: int64(q)}
+	}
+	return cfg, g, nil
+}
+
+// gate bounds a module's concurrent instances and its queue.
+type gate struct {
+	slots    chan struct{}
+	waiting  atomic.Int64
+	maxQueue int64
+}
+
+func (g *gate) acquire(ctx context.Context, module string) error {
+	if g == nil {
+		return nil
+	}
+	select {
+	case g.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if g.waiting.Add(1) > g.maxQueue {
+		g.waiting.Add(-1)
+		return &GuestError{Module: module, Kind: KindLimit,
+			Msg: fmt.Sprintf("busy: %d instances running and %d calls queued (limit maxInstances=%d, maxQueue=%d)",
+				cap(g.slots), g.maxQueue, cap(g.slots), g.maxQueue)}
+	}
+	defer g.waiting.Add(-1)
+	select {
+	case g.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &GuestError{Module: module, Kind: KindCanceled, Msg: "canceled while queued for an instance", Err: ctx.Err()}
+	}
+}
+
+func (g *gate) release() {
+	if g != nil {
+		<-g.slots
+	}
+}

@@ -1,0 +1,176 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"sync"
+)
+
+// inbox is the guest's stdin: the request line first, then the responses to
+// the guest's own requests as they arrive. Reads block until data arrives,
+// the inbox is closed (EOF), or the call's context ends (EOF). Pushes never
+// block.
+type inbox struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	buf    []byte
+	closed bool
+	ready  chan struct{} // signalled (non-blocking) when buf gains data or on close
+}
+
+func newInbox(ctx context.Context, first []byte) *inbox {
+	return &inbox{ctx: ctx, buf: first, ready: make(chan struct{}, 1)}
+}
+
+func (in *inbox) Read(p []byte) (int, error) {
+	for {
+		in.mu.Lock()
+		if len(in.buf) > 0 {
+			n := copy(p, in.buf)
+			in.buf = in.buf[n:]
+			in.mu.Unlock()
+			return n, nil
+		}
+		closed := in.closed
+		in.mu.Unlock()
+		if closed {
+			return 0, io.EOF
+		}
+		select {
+		case <-in.ready:
+		case <-in.ctx.Done():
+			return 0, io.EOF
+		}
+	}
+}
+
+func (in *inbox) push(line []byte) {
+	in.mu.Lock()
+	if !in.closed {
+		in.buf = append(in.buf, line...)
+	}
+	in.mu.Unlock()
+	in.signal()
+}
+
+func (in *inbox) close() {
+	in.mu.Lock()
+	in.closed = true
+	in.mu.Unlock()
+	in.signal()
+}
+
+func (in *inbox) signal() {
+	select {
+	case in.ready <- struct{}{}:
+	default:
+	}
+}
+
+// lineWriter is the guest's stdout: it splits the stream into lines,
+// enforces the output and line caps, and hands each line to the call.
+type lineWriter struct {
+	c   *call
+	buf []byte // an incomplete line
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	if err := w.c.count(len(p)); err != nil {
+		return 0, err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(w.buf)+len(p) > w.c.limits.LineBytes {
+				return 0, w.lineTooLong()
+			}
+			w.buf = append(w.buf, p...)
+			break
+		}
+		line := p[:i]
+		if len(w.buf) > 0 {
+			if len(w.buf)+i > w.c.limits.LineBytes {
+				return 0, w.lineTooLong()
+			}
+			w.buf = append(w.buf, line...)
+			line = w.buf
+		} else if i > w.c.limits.LineBytes {
+			return 0, w.lineTooLong()
+		}
+		if err := w.c.handleLine(line); err != nil {
+			return 0, err
+		}
+		w.buf = w.buf[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *lineWriter) lineTooLong() error {
+	return w.c.protocolErrorKind(KindLimit, "wrote a line longer than %s (limit line)", FormatBytes(int64(w.c.limits.LineBytes)))
+}
+
+// maxLogLine caps one logged stderr line.
+const maxLogLine = 4096
+
+// logWriter is the guest's stderr: each line goes to the host's log, tagged
+// with the module and the call; the last line is kept for error messages.
+type logWriter struct {
+	c       *call
+	discard bool
+	buf     []byte
+	last    string
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	if err := w.c.count(len(p)); err != nil {
+		return 0, err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			room := maxLogLine - len(w.buf)
+			if room > 0 {
+				w.buf = append(w.buf, p[:min(room, len(p))]...)
+			}
+			break
+		}
+		room := maxLogLine - len(w.buf)
+		if room > 0 {
+			w.buf = append(w.buf, p[:min(room, i)]...)
+		}
+		w.emit()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *logWriter) emit() {
+	line := string(bytes.TrimRight(w.buf, "\r"))
+	w.buf = w.buf[:0]
+	if line == "" {
+		return
+	}
+	w.c.mu.Lock()
+	w.last = line
+	w.c.mu.Unlock()
+	if !w.discard {
+		w.c.log.Info("guest stderr", "module", w.c.m.name, "call", w.c.id, "line", line)
+	}
+}
+
+func (w *logWriter) flush() {
+	if len(w.buf) > 0 {
+		w.emit()
+	}
+}
+
+func (w *logWriter) lastLine() string {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return shorten(w.last)
+}
+
