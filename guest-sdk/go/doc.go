@@ -1,0 +1,106 @@
+// Package guest is the Go SDK for writing wasmcp tool modules: WebAssembly
+// guests that the wasmcp host runs to serve MCP tools, resources, resource
+// templates, prompts and completions. It implements the guest side of the
+// wasmcp guest ABI v1 (abi/README.md in the wasmcp repository) and depends
+// on the standard library only.
+//
+// # A module
+//
+//	package main
+//
+//	import guest "github.com/wasmcp/wasmcp/guest-sdk/go"
+//
+//	type GreetIn struct {
+//		Name string `json:"name" jsonschema:"description=Who to greet"`
+//	}
+//
+//	func main() {
+//		s := guest.New("hello", "1.0.0")
+//		guest.AddTool(s, guest.Tool{Name: "greet", Description: "Greets someone."},
+//			func(c *guest.Context, in GreetIn) (string, error) {
+//				return "Hello, " + in.Name + "!", nil
+//			})
+//		s.Run()
+//	}
+//
+// Build it with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags="-s -w" -o hello.wasm .
+//
+// # Module shape
+//
+// The SDK produces command modules (exporting _start), the shape
+// GOOS=wasip1 go build makes with no extra flags. The ABI gives every
+// request a fresh instance that is thrown away afterwards; a command runs
+// main, and so the Go runtime's start-up, exactly once per instance, which
+// is that life exactly: main registers everything, Run serves the single
+// request and returns, and the module exits 0. (A reactor, with
+// -buildmode=c-shared and an exported wasmcp_main, would gain nothing for
+// one call per instance and needs go:wasmexport plumbing.)
+//
+// # How a request is served
+//
+// Run reads one JSON-RPC request line from stdin and writes one response
+// line to stdout. For wasmcp/describe it answers the module's Description,
+// built from what was registered; it refuses (error -32602) a host whose
+// abiVersions do not include 1 and assumes 1 when the host lists none.
+// tools/call, resources/read, prompts/get and completion/complete go to the
+// registered handlers; other methods get -32601. Before the response a
+// handler may write notifications (Context.Progress, Context.Log) and
+// requests to the client (Context.Elicit, Context.Sample,
+// Context.ListRoots), whose answers the host writes back on stdin. Every
+// message is one line. Stderr is free text for the host's log; the SDK
+// writes panic stacks there.
+//
+// All input and output goes through Server.Serve, which takes any
+// io.Reader and io.Writer: the SDK compiles and is tested natively, and a
+// module can be unit-tested by feeding request lines to Serve.
+//
+// # Errors
+//
+// A tool whose handler returns an error (or panics) answers a
+// CallToolResult with isError true and the error text, so the model sees
+// what went wrong; an unknown tool is a JSON-RPC error -32602. Resource,
+// prompt and completion handlers answer JSON-RPC errors: an *Error they
+// return is sent as is (ResourceNotFound, InvalidParams), any other error
+// or a panic as -32603. An unknown resource URI is -32602 with data
+// {"uri": ...}; a missing required prompt argument is -32602.
+//
+// # Schemas from Go types
+//
+// AddTool generates a tool's inputSchema from its input type and, for
+// struct outputs, its outputSchema (see SchemaFor for the type mapping). A
+// struct becomes an object whose properties are its exported fields, named
+// and embedded as encoding/json does; a field is required unless it is a
+// pointer or its json tag has omitempty or omitzero. The `jsonschema`
+// struct tag adds keywords, as comma-separated key=value items:
+//
+//	description=TEXT      the property's description
+//	title=TEXT            its title
+//	enum=a|b|c            allowed values (for an array: of its items)
+//	default=VALUE         the default value
+//	minimum=N, maximum=N, exclusiveMinimum=N, exclusiveMaximum=N
+//	minLength=N, maxLength=N, minItems=N, maxItems=N
+//	pattern=REGEXP        (for an array: of its items)
+//	format=NAME           e.g. date-time, uri, email
+//	required, optional    override the field's requiredness
+//
+// Values of enum and default are converted to the property's type (number,
+// integer, boolean; JSON for arrays and objects). A comma separates items
+// only when the text after it starts with one of these keys, so
+// descriptions may contain commas: `jsonschema:"description=Start, end and
+// step,minimum=0"` has a description and a minimum.
+//
+// In an output schema, fields json.Marshal may write as null (nil
+// pointers, slices and maps without omitempty) are typed [T, "null"], so
+// that structuredContent validates against outputSchema.
+//
+// # URI templates
+//
+// Resource templates are RFC 6570 level 1: {name} expressions in literal
+// text. The host routes a resources/read to the module owning a matching
+// template; the SDK matches the URI against its templates again, in
+// registration order, to pick the handler and extract the variables. A
+// variable matches one or more characters other than '/', '?' and '#'
+// and is percent-decoded.
+package guest
