@@ -119,9 +119,8 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 	if s.Items != nil {
 		try("items", s.Items)
 	}
-	if s.Properties != nil || s.isObject() && s.AdditionalProperties == nil {
-		// An object always lists its properties, possibly none, so that
-		// clients which require "properties" accept it.
+	if s.Properties != nil {
+		// A struct always lists its properties, possibly none.
 		var pb bytes.Buffer
 		pb.WriteByte('{')
 		for i, p := range s.Properties {
@@ -152,8 +151,6 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
-
-func (s *Schema) isObject() bool { return len(s.Type) > 0 && s.Type[0] == "object" }
 
 // SchemaFor returns the JSON Schema the SDK generates for values of type t.
 // It panics if t (or a type it contains) cannot be described: channels,
