@@ -240,7 +240,7 @@ func (c *call) handleLine(line []byte) error {
 		Error   *abi.Error `json:"error"`
 	}
 	if err := sonic.Unmarshal(line, &msg); err != nil {
-		return c.protocolError("wrote a malformed message: %v", shorten(err.Error()))
+		return c.protocolError("wrote a line that is not a JSON-RPC message: %q", shorten(string(line)))
 	}
 	if msg.JSONRPC != "2.0" {
 		return c.protocolError(`wrote a message without "jsonrpc": "2.0"`)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/wasmcp/wasmcp/internal/registry"
+)
+
+func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ef engineFlags
+	ef.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: wasmcp inspect [flags] MODULE.wasm
+
+Loads a module as 'wasmcp serve' would (with the policy file beside it) and
+prints its description — tools, resources, templates, prompts — and its
+effective policy as JSON.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	engine, err := ef.engine(io.Discard)
+	if err != nil {
+		return err
+	}
+	defer engine.Close(context.Background())
+	m, err := registry.LoadFile(ctx, engine, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	pol := m.Policy()
+	out := map[string]any{
+		"module":      m.Name(),
+		"sha256":      m.Hash(),
+		"shape":       map[bool]string{true: "reactor", false: "command"}[m.Reactor()],
+		"policyFile":  policyFileIfExists(fs.Arg(0)),
+		"policy":      policyJSON(pol),
+		"description": m.Description(),
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func policyFileIfExists(wasm string) string {
+	p := registry.PolicyFile(wasm)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return ""
+}

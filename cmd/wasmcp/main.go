@@ -1,0 +1,83 @@
+// Command wasmcp serves MCP tools that are WebAssembly modules.
+//
+//	wasmcp serve --tools DIR [--stdio] [--http ADDR]
+//	wasmcp inspect MODULE.wasm
+//	wasmcp call MODULE.wasm TOOL 'JSON-ARGS'
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `wasmcp runs MCP tools compiled to WebAssembly, each call in a fresh sandbox.
+
+Usage:
+  wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]   serve the modules in DIR
+  wasmcp inspect MODULE.wasm                                 print a module's description and policy
+  wasmcp call MODULE.wasm TOOL 'JSON-ARGS'                   run one tool once, print its result
+  wasmcp version                                             print the version
+
+Run 'wasmcp COMMAND --help' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdin, stdout, stderr)
+	case "inspect":
+		err = cmdInspect(ctx, args[1:], stdout, stderr)
+	case "call":
+		err = cmdCall(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "wasmcp", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "wasmcp: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintln(stderr, "wasmcp:", err)
+	return 1
+}
+
+var errUsage = errors.New("usage")
+
+// newLogger writes text logs to w at the given level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

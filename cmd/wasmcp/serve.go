@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/transport/stdio"
+)
+
+// engineFlags are the flags every command that loads modules shares.
+type engineFlags struct {
+	cacheDir string
+	memory   uint64
+	timeout  time.Duration
+	output   int64
+	logLevel string
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "compilation cache directory (default "+host.DefaultCacheDir()+`; "-" for none)`)
+	fs.Uint64Var(&f.memory, "memory", host.DefaultLimits.MemoryBytes>>20, "default linear memory cap per instance, MiB")
+	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits.Timeout, "default wall-clock deadline per call")
+	fs.Int64Var(&f.output, "max-output", host.DefaultLimits.OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
+	log, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(host.Config{
+		CacheDir: f.cacheDir,
+		Limits:   host.Limits{MemoryBytes: f.memory << 20, Timeout: f.timeout, OutputBytes: f.output << 20},
+		Logger:   log,
+	})
+}
+
+func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ef engineFlags
+	ef.register(fs)
+	tools := fs.String("tools", "", "directory of .wasm tool modules (required)")
+	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout (the default when --http is not given)")
+	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address, endpoint /mcp (e.g. 127.0.0.1:8080)")
+	workers := fs.Int("workers", 16, "requests served at once on stdio")
+	name := fs.String("name", "wasmcp", "server name reported to clients")
+	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
+	instructions := fs.String("instructions", "", "instructions reported to clients")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
+
+Serves every .wasm module in DIR as MCP tools, resources and prompts. Each
+call runs in a fresh WebAssembly instance under the module's limits. Logs go
+to stderr.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tools == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	if st, err := os.Stat(*tools); err != nil || !st.IsDir() {
+		return fmt.Errorf("--tools %s: not a directory", *tools)
+	}
+	engine, err := ef.engine(stderr)
+	if err != nil {
+		return err
+	}
+	defer engine.Close(context.Background())
+	log := engine.Logger()
+	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log})
+	reg := registry.New(*tools, engine, srv, log)
+	if err := reg.Load(ctx); err != nil {
+		return err
+	}
+	if *watch {
+		go func() {
+			if err := reg.Watch(ctx); err != nil {
+				log.Error("watching the tools directory failed", "dir", *tools, "err", err)
+			}
+		}()
+	}
+	if *httpAddr != "" {
+		if *useStdio {
+			return errors.New("--stdio and --http are exclusive")
+		}
+		return serveHTTP(ctx, srv, *httpAddr, log)
+	}
+	log.Info("serving MCP on stdio", "tools", *tools)
+	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, Logger: log})
+}

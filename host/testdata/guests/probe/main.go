@@ -1,0 +1,92 @@
+// Command probe is a guest for the host's tests: each tool exercises one
+// behaviour of the host — statelessness, limits, and ways to misbehave.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
+)
+
+// calls counts calls in a global: a fresh instance per call must see 1.
+var calls int
+
+type none struct{}
+
+type sizeIn struct {
+	N int `json:"n"`
+}
+
+func main() {
+	s := guest.New("probe", "1.0.0")
+	guest.AddTool(s, guest.Tool{Name: "count", Description: "Counts calls in a global."},
+		func(c *guest.Context, _ none) (string, error) {
+			calls++
+			return fmt.Sprint(calls), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "sleep", Description: "Sleeps n milliseconds."},
+		func(c *guest.Context, in sizeIn) (string, error) {
+			time.Sleep(time.Duration(in.N) * time.Millisecond)
+			return "slept", nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "loop", Description: "Spins forever."},
+		func(c *guest.Context, _ none) (string, error) {
+			for i := 0; ; i++ {
+				calls += i
+			}
+		})
+	guest.AddTool(s, guest.Tool{Name: "exit3", Description: "Exits with code 3."},
+		func(c *guest.Context, _ none) (string, error) {
+			fmt.Fprintln(os.Stderr, "about to exit 3")
+			os.Exit(3)
+			return "", nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "garbage", Description: "Writes a malformed line."},
+		func(c *guest.Context, _ none) (string, error) {
+			fmt.Println("this is not json")
+			return "unreachable", nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "wrong_id", Description: "Answers with the wrong id."},
+		func(c *guest.Context, _ none) (string, error) {
+			fmt.Println(`{"jsonrpc":"2.0","id":987654321,"result":{"content":[]}}`)
+			return "too late", nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "flood", Description: "Writes n MiB to stderr."},
+		func(c *guest.Context, in sizeIn) (string, error) {
+			line := strings.Repeat("x", 1023) + "\n"
+			for i := 0; i < in.N*1024; i++ {
+				os.Stderr.WriteString(line)
+			}
+			return "flooded", nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "alloc", Description: "Allocates n MiB and keeps it."},
+		func(c *guest.Context, in sizeIn) (string, error) {
+			var keep [][]byte
+			for i := 0; i < in.N; i++ {
+				b := make([]byte, 1<<20)
+				b[0] = 1
+				keep = append(keep, b)
+			}
+			return fmt.Sprint(len(keep)), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "ask", Description: "Elicits a name and greets it."},
+		func(c *guest.Context, _ none) (string, error) {
+			c.Progress(1, 2, "asking")
+			c.Log("info", "asking for a name")
+			r, err := c.Elicit("Your name?", map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}})
+			if err != nil {
+				return "", err
+			}
+			c.Progress(2, 2, "done")
+			return fmt.Sprintf("%s: hello %v", r.Action, r.Content["name"]), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "env", Description: "Reports what the guest can see."},
+		func(c *guest.Context, _ none) (string, error) {
+			_, err := os.ReadFile("/etc/passwd")
+			return fmt.Sprintf("args=%q env=%d passwd=%v", os.Args, len(os.Environ()), err != nil), nil
+		})
+	s.Run()
+}

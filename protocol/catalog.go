@@ -1,0 +1,215 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/uritemplate"
+)
+
+// Module is what the protocol needs of a loaded tool module; *host.Module
+// implements it.
+type Module interface {
+	Name() string
+	Description() *abi.Description
+	Schemas(tool string) (host.ToolSchemas, bool)
+	Call(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error)
+}
+
+// Catalog is an immutable view of everything the loaded modules offer,
+// with the list pages encoded once. A Server swaps catalogs atomically.
+type Catalog struct {
+	modules   []Module
+	tools     []*toolEntry
+	toolIdx   map[string]*toolEntry
+	resources []*resourceEntry
+	resIdx    map[string]*resourceEntry
+	templates []*templateEntry
+	prompts   []*promptEntry
+	promptIdx map[string]*promptEntry
+	// completions: prompt name or template string → module
+	complete map[string]Module
+	pages    sync.Map // pageKey → []byte
+}
+
+type toolEntry struct {
+	tool    *abi.Tool
+	mod     Module
+	schemas host.ToolSchemas
+	enc     [3][]byte // by toolShape
+}
+
+type resourceEntry struct {
+	res *abi.Resource
+	mod Module
+	enc []byte
+}
+
+type templateEntry struct {
+	tmpl *abi.ResourceTemplate
+	t    *uritemplate.Template
+	mod  Module
+	enc  []byte
+}
+
+type promptEntry struct {
+	prompt *abi.Prompt
+	mod    Module
+	enc    []byte
+}
+
+// Conflict is a name two modules both declare; the first (by module name)
+// keeps it.
+type Conflict struct {
+	Kind, Name, Kept, Dropped string
+}
+
+// NewCatalog builds a catalog. Modules are taken in name order; when two
+// declare the same tool, prompt, resource URI or template, the module whose
+// name sorts first keeps it and the other's is dropped and reported.
+func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
+	if log == nil {
+		log = slog.Default()
+	}
+	sorted := append([]Module(nil), mods...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
+	c := &Catalog{
+		modules:   sorted,
+		toolIdx:   map[string]*toolEntry{},
+		resIdx:    map[string]*resourceEntry{},
+		promptIdx: map[string]*promptEntry{},
+		complete:  map[string]Module{},
+	}
+	var conflicts []Conflict
+	owner := map[string]string{}
+	claim := func(kind, name, mod string) bool {
+		key := kind + "\x00" + name
+		if prev, ok := owner[key]; ok {
+			conflicts = append(conflicts, Conflict{Kind: kind, Name: name, Kept: prev, Dropped: mod})
+			log.Warn("duplicate name; the first module keeps it", "kind", kind, "name", name, "kept", prev, "dropped", mod)
+			return false
+		}
+		owner[key] = mod
+		return true
+	}
+	tmplSeen := map[string]bool{}
+	for _, m := range sorted {
+		d := m.Description()
+		for i := range d.Tools {
+			t := &d.Tools[i]
+			if !claim("tool", t.Name, m.Name()) {
+				continue
+			}
+			s, _ := m.Schemas(t.Name)
+			e := &toolEntry{tool: t, mod: m, schemas: s}
+			for sh := range e.enc {
+				e.enc[sh] = encodeTool(t, toolShape(sh))
+			}
+			c.tools = append(c.tools, e)
+			c.toolIdx[t.Name] = e
+		}
+		for i := range d.Resources {
+			r := &d.Resources[i]
+			if !claim("resource", r.URI, m.Name()) {
+				continue
+			}
+			enc, _ := json.Marshal(r)
+			e := &resourceEntry{res: r, mod: m, enc: enc}
+			c.resources = append(c.resources, e)
+			c.resIdx[r.URI] = e
+		}
+		for i := range d.ResourceTemplates {
+			rt := &d.ResourceTemplates[i]
+			t, err := uritemplate.Parse(rt.URITemplate)
+			if err != nil || tmplSeen[rt.URITemplate] || !claim("template", rt.URITemplate, m.Name()) {
+				continue
+			}
+			tmplSeen[rt.URITemplate] = true
+			enc, _ := json.Marshal(rt)
+			c.templates = append(c.templates, &templateEntry{tmpl: rt, t: t, mod: m, enc: enc})
+			if d.Completions {
+				c.complete["template\x00"+rt.URITemplate] = m
+			}
+		}
+		for i := range d.Prompts {
+			p := &d.Prompts[i]
+			if !claim("prompt", p.Name, m.Name()) {
+				continue
+			}
+			enc, _ := json.Marshal(p)
+			e := &promptEntry{prompt: p, mod: m, enc: enc}
+			c.prompts = append(c.prompts, e)
+			c.promptIdx[p.Name] = e
+			if d.Completions {
+				c.complete["prompt\x00"+p.Name] = m
+			}
+		}
+	}
+	sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].tool.Name < c.tools[j].tool.Name })
+	sort.Slice(c.resources, func(i, j int) bool { return c.resources[i].res.URI < c.resources[j].res.URI })
+	sort.Slice(c.templates, func(i, j int) bool { return c.templates[i].tmpl.URITemplate < c.templates[j].tmpl.URITemplate })
+	sort.Slice(c.prompts, func(i, j int) bool { return c.prompts[i].prompt.Name < c.prompts[j].prompt.Name })
+	return c, conflicts
+}
+
+// Modules returns the catalog's modules in name order.
+func (c *Catalog) Modules() []Module { return c.modules }
+
+// Tool returns the module serving a tool.
+func (c *Catalog) Tool(name string) (Module, bool) {
+	e, ok := c.toolIdx[name]
+	if !ok {
+		return nil, false
+	}
+	return e.mod, true
+}
+
+// Counts returns how many tools, resources (with templates) and prompts the
+// catalog serves.
+func (c *Catalog) Counts() (tools, resources, prompts int) {
+	return len(c.tools), len(c.resources) + len(c.templates), len(c.prompts)
+}
+
+// HasCompletions reports whether any module answers completion/complete.
+func (c *Catalog) HasCompletions() bool { return len(c.complete) > 0 }
+
+// toolShape selects the fields of a tool a revision knows.
+type toolShape int
+
+const (
+	shapeOld  toolShape = iota // 2024-11-05, 2025-03-26: no title, outputSchema, icons, execution
+	shapeMid                   // 2025-06-18: + title, outputSchema, _meta
+	shapeFull                  // 2025-11-25, 2026-07-28: everything
+)
+
+func shapeFor(version string) toolShape {
+	switch {
+	case atLeast(version, V20251125):
+		return shapeFull
+	case atLeast(version, V20250618):
+		return shapeMid
+	case version == "":
+		return shapeFull
+	}
+	return shapeOld
+}
+
+func encodeTool(t *abi.Tool, sh toolShape) []byte {
+	v := *t
+	if sh < shapeFull {
+		v.Icons, v.Execution = nil, nil
+	}
+	if sh < shapeMid {
+		v.Title, v.OutputSchema, v.Meta = "", nil, nil
+	}
+	if v.Execution != nil && v.Execution.TaskSupport == abi.TaskForbidden {
+		v.Execution = nil
+	}
+	b, _ := json.Marshal(&v)
+	return b
+}

@@ -1,0 +1,220 @@
+package protocol
+
+import (
+	"encoding/base64"
+	"sort"
+
+	"github.com/bytedance/sonic"
+)
+
+type handler func(r *request) Response
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		"initialize":               (*request).initialize,
+		"ping":                     (*request).empty,
+		"server/discover":          (*request).discover,
+		"logging/setLevel":         (*request).setLevel,
+		"tools/list":               (*request).listTools,
+		"tools/call":               (*request).callTool,
+		"resources/list":           (*request).listResources,
+		"resources/templates/list": (*request).listTemplates,
+		"resources/read":           (*request).readResource,
+		"resources/subscribe":      (*request).subscribe,
+		"resources/unsubscribe":    (*request).subscribe,
+		"prompts/list":             (*request).listPrompts,
+		"prompts/get":              (*request).getPrompt,
+		"completion/complete":      (*request).complete,
+	}
+}
+
+func (r *request) empty() Response { return r.ok([]byte("{}"), false) }
+
+// capabilities are the server capabilities for a revision.
+func (r *request) capabilities() map[string]any {
+	caps := map[string]any{
+		"tools":     map[string]any{"listChanged": true},
+		"resources": map[string]any{"listChanged": true},
+		"prompts":   map[string]any{"listChanged": true},
+	}
+	if r.era == Legacy {
+		caps["resources"] = map[string]any{"listChanged": true, "subscribe": true}
+		caps["logging"] = map[string]any{}
+	}
+	if r.cat.HasCompletions() {
+		caps["completions"] = map[string]any{}
+	}
+	return caps
+}
+
+func (r *request) initialize() Response {
+	p := &r.p
+	switch {
+	case p.ProtocolVersion == nil:
+		return r.fail(errorf(CodeInvalidParams, "Invalid initialize params: protocolVersion"))
+	case len(p.Capabilities) == 0 || p.Capabilities[0] != '{':
+		return r.fail(errorf(CodeInvalidParams, "Invalid initialize params: capabilities"))
+	case len(p.ClientInfo) == 0 || p.ClientInfo[0] != '{':
+		return r.fail(errorf(CodeInvalidParams, "Invalid initialize params: clientInfo"))
+	}
+	version := *p.ProtocolVersion
+	if !IsLegacy(version) {
+		version = LegacyVersions[0]
+	}
+	caps, err := parseCaps(p.Capabilities)
+	if err != nil {
+		return r.fail(errorf(CodeInvalidParams, "Invalid initialize params: capabilities"))
+	}
+	if r.sess != nil {
+		r.sess.mu.Lock()
+		r.sess.initialized, r.sess.version, r.sess.caps, r.sess.clientInfo = true, version, caps, p.ClientInfo
+		r.sess.mu.Unlock()
+	}
+	r.version = version
+	res := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    r.capabilities(),
+		"serverInfo":      sonicRaw(r.srv.serverInfo),
+	}
+	if r.srv.opts.Instructions != "" {
+		res["instructions"] = r.srv.opts.Instructions
+	}
+	b, _ := sonic.Marshal(res)
+	return r.ok(b, false)
+}
+
+// sonicRaw embeds pre-encoded JSON in a value sonic marshals.
+type sonicRaw []byte
+
+func (s sonicRaw) MarshalJSON() ([]byte, error) { return s, nil }
+
+func (r *request) discover() Response {
+	res := map[string]any{
+		"supportedVersions": supportedVersions(),
+		"capabilities":      r.capabilities(),
+		"resultType":        "complete",
+		"ttlMs":             r.srv.opts.CacheTTL.Milliseconds(),
+		"cacheScope":        "public",
+		"_meta":             map[string]any{MetaServerInfo: sonicRaw(r.srv.serverInfo)},
+	}
+	if r.srv.opts.Instructions != "" {
+		res["instructions"] = r.srv.opts.Instructions
+	}
+	b, _ := sonic.Marshal(res)
+	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}
+}
+
+func (r *request) setLevel() Response {
+	if r.p.Level == nil {
+		return r.fail(errorf(CodeInvalidParams, "Missing required parameter: level"))
+	}
+	l, ok := parseLevel(*r.p.Level)
+	if !ok {
+		return r.fail(errorf(CodeInvalidParams, "Invalid log level: "+*r.p.Level))
+	}
+	if r.sess != nil {
+		r.sess.mu.Lock()
+		r.sess.logLevel = l
+		r.sess.mu.Unlock()
+	}
+	return r.empty()
+}
+
+func (r *request) subscribe() Response {
+	if r.p.URI == "" {
+		return r.fail(errorf(CodeInvalidParams, "Missing required parameter: uri"))
+	}
+	if r.sess != nil {
+		r.sess.mu.Lock()
+		if r.msg.Method == "resources/subscribe" {
+			r.sess.subs[r.p.URI] = true
+		} else {
+			delete(r.sess.subs, r.p.URI)
+		}
+		r.sess.mu.Unlock()
+	}
+	return r.empty()
+}
+
+// pageKey identifies one encoded list page in a catalog.
+type pageKey struct {
+	list   string
+	shape  toolShape
+	era    Era
+	cursor string
+}
+
+// page answers a paginated list: items are sorted by key; the cursor is
+// the opaque encoding of the last key of the previous page.
+func (r *request) page(list string, n int, key func(int) string, enc func(int) []byte, shape toolShape) Response {
+	cursor := ""
+	if r.p.Cursor != nil {
+		cursor = *r.p.Cursor
+	}
+	pk := pageKey{list: list, shape: shape, era: r.era, cursor: cursor}
+	if b, ok := r.cat.pages.Load(pk); ok {
+		return Response{Body: ResultResponse(r.msg.ID, b.([]byte)), Era: r.era}
+	}
+	start := 0
+	if cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return r.fail(errorf(CodeInvalidParams, "Invalid cursor"))
+		}
+		start = sort.Search(n, func(i int) bool { return key(i) > string(after) })
+	}
+	end := min(start+r.srv.opts.PageSize, n)
+	b := make([]byte, 0, 256)
+	b = append(b, `{"`...)
+	b = append(b, list...)
+	b = append(b, `":[`...)
+	for i := start; i < end; i++ {
+		if i > start {
+			b = append(b, ',')
+		}
+		b = append(b, enc(i)...)
+	}
+	b = append(b, ']')
+	if end < n {
+		b = append(b, `,"nextCursor":"`...)
+		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(key(end-1)))...)
+		b = append(b, '"')
+	}
+	b = append(b, '}')
+	if r.era == Modern {
+		b = r.srv.decorate(b, true)
+	}
+	r.cat.pages.Store(pk, b)
+	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}
+}
+
+func (r *request) listTools() Response {
+	c := r.cat
+	sh := shapeFor(r.version)
+	return r.page("tools", len(c.tools),
+		func(i int) string { return c.tools[i].tool.Name },
+		func(i int) []byte { return c.tools[i].enc[sh] }, sh)
+}
+
+func (r *request) listResources() Response {
+	c := r.cat
+	return r.page("resources", len(c.resources),
+		func(i int) string { return c.resources[i].res.URI },
+		func(i int) []byte { return c.resources[i].enc }, 0)
+}
+
+func (r *request) listTemplates() Response {
+	c := r.cat
+	return r.page("resourceTemplates", len(c.templates),
+		func(i int) string { return c.templates[i].tmpl.URITemplate },
+		func(i int) []byte { return c.templates[i].enc }, 0)
+}
+
+func (r *request) listPrompts() Response {
+	c := r.cat
+	return r.page("prompts", len(c.prompts),
+		func(i int) string { return c.prompts[i].prompt.Name },
+		func(i int) []byte { return c.prompts[i].enc }, 0)
+}

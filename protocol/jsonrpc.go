@@ -1,0 +1,261 @@
+package protocol
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/bytedance/sonic"
+)
+
+// MaxDepth caps the nesting of objects and arrays in one message.
+const MaxDepth = 64
+
+// Message is one decoded JSON-RPC message. Raw members alias the bytes it
+// was decoded from.
+type Message struct {
+	// ID is the raw id (a JSON string or integer); nil for a notification.
+	ID []byte
+	// Method is set on requests and notifications.
+	Method string
+	// Params is the raw params object, nil when absent.
+	Params []byte
+	// Result and Error are set on responses.
+	Result []byte
+	Error  *Error
+}
+
+// IsRequest, IsNotification and IsResponse classify the message.
+func (m *Message) IsRequest() bool      { return m.Method != "" && m.ID != nil }
+func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *Message) IsResponse() bool     { return m.Method == "" && m.ID != nil }
+
+type rawValue []byte
+
+func (r *rawValue) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
+type envelope struct {
+	JSONRPC *string   `json:"jsonrpc"`
+	ID      rawValue  `json:"id"`
+	Method  *rawValue `json:"method"`
+	Params  rawValue  `json:"params"`
+	Result  rawValue  `json:"result"`
+	Error   *struct {
+		Code    int      `json:"code"`
+		Message string   `json:"message"`
+		Data    rawValue `json:"data"`
+	} `json:"error"`
+}
+
+// Decode checks and decodes one JSON-RPC message (not a batch). On failure
+// it returns the error to answer with and, when it could be read, the id to
+// answer to (nil means the answer's id is null).
+func Decode(b []byte) (*Message, []byte, *Error) {
+	b = bytes.TrimSpace(b)
+	if err := checkDepth(b); err != nil {
+		return nil, nil, err
+	}
+	var env envelope
+	if err := sonic.Unmarshal(b, &env); err != nil {
+		if len(b) > 0 && b[0] == '{' && sonic.Valid(b) {
+			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: "+firstLine(err.Error()))
+		}
+		return nil, nil, errorf(CodeParseError, "Parse error")
+	}
+	var id []byte
+	if len(env.ID) > 0 && string(env.ID) != "null" {
+		if !validID(env.ID) {
+			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: id must be a string or an integer")
+		}
+		id = env.ID
+	}
+	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
+		return nil, id, errorf(CodeInvalidRequest, `Invalid request: "jsonrpc" must be "2.0"`)
+	}
+	m := &Message{ID: id}
+	if env.Method != nil {
+		raw := []byte(*env.Method)
+		if len(raw) == 0 || raw[0] != '"' {
+			return nil, id, errorf(CodeInvalidRequest, "Invalid request: method must be a string")
+		}
+		if err := sonic.Unmarshal(raw, &m.Method); err != nil || m.Method == "" {
+			return nil, id, errorf(CodeInvalidRequest, "Invalid request: method must be a non-empty string")
+		}
+		if len(env.ID) > 0 && string(env.ID) == "null" {
+			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: id must be a string or an integer")
+		}
+		if len(env.Params) > 0 && string(env.Params) != "null" {
+			if env.Params[0] != '{' {
+				return nil, id, errorf(CodeInvalidRequest, "Invalid request: params must be an object")
+			}
+			m.Params = env.Params
+		}
+		return m, id, nil
+	}
+	if id == nil {
+		return nil, nil, errorf(CodeInvalidRequest, "Invalid request: no method and no id")
+	}
+	switch {
+	case env.Error != nil:
+		m.Error = &Error{Code: env.Error.Code, Message: env.Error.Message, Data: env.Error.Data}
+	case len(env.Result) > 0:
+		m.Result = env.Result
+	default:
+		return nil, id, errorf(CodeInvalidRequest, "Invalid request: a response needs a result or an error")
+	}
+	return m, id, nil
+}
+
+// validID accepts a JSON string or a JSON integer.
+func validID(b []byte) bool {
+	if b[0] == '"' {
+		return len(b) >= 2 && b[len(b)-1] == '"'
+	}
+	s := b
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDepth rejects documents nested deeper than MaxDepth without decoding
+// them.
+func checkDepth(b []byte) *Error {
+	depth, inStr, esc := 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > MaxDepth {
+				return errorf(CodeInvalidRequest, "Invalid request: nesting deeper than "+strconv.Itoa(MaxDepth))
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// IsBatch reports whether b is a JSON array (a batch).
+func IsBatch(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
+}
+
+// SplitBatch splits a batch into its raw elements.
+func SplitBatch(b []byte) ([][]byte, *Error) {
+	if err := checkDepth(b); err != nil {
+		return nil, err
+	}
+	var elems []rawValue
+	if err := sonic.Unmarshal(b, &elems); err != nil {
+		return nil, errorf(CodeParseError, "Parse error")
+	}
+	if len(elems) == 0 {
+		return nil, errorf(CodeInvalidRequest, "Invalid request: empty batch")
+	}
+	out := make([][]byte, len(elems))
+	for i, e := range elems {
+		out[i] = e
+	}
+	return out, nil
+}
+
+func firstLine(s string) string {
+	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160]
+	}
+	return s
+}
+
+// ResultResponse builds {"jsonrpc":"2.0","id":id,"result":result}.
+func ResultResponse(id, result []byte) []byte {
+	b := make([]byte, 0, 36+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// ErrorResponse builds a JSON-RPC error response; a nil id answers null.
+func ErrorResponse(id []byte, e *Error) []byte {
+	b := make([]byte, 0, 64+len(id)+len(e.Message)+len(e.Data))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
+	return append(b, "}}"...)
+}
+
+// Notification builds a JSON-RPC notification.
+func Notification(method string, params []byte) []byte {
+	b := make([]byte, 0, 48+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// RequestMessage builds a JSON-RPC request.
+func RequestMessage(id []byte, method string, params []byte) []byte {
+	b := make([]byte, 0, 48+len(id)+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+func appendID(b, id []byte) []byte {
+	if id == nil {
+		return append(b, "null"...)
+	}
+	return append(b, id...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	enc, err := sonic.Marshal(s)
+	if err != nil {
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, enc...)
+}

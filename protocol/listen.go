@@ -1,0 +1,94 @@
+package protocol
+
+import (
+	"bytes"
+
+	"github.com/bytedance/sonic"
+)
+
+// Listener receives the notifications that belong to no request: list
+// changes and resource updates. A legacy session's stream (stdio, the HTTP
+// GET stream) is one; a modern subscriptions/listen stream is another.
+type Listener struct {
+	// Session, when set, selects resources/updated for the URIs the
+	// session subscribed to.
+	Session *Session
+	// Tools, Prompts and Resources select the list_changed kinds.
+	Tools, Prompts, Resources bool
+	// URIs selects resources/updated for these URIs.
+	URIs map[string]bool
+	// Send delivers one notification (a complete JSON-RPC message).
+	Send func(msg []byte)
+}
+
+// AddListener registers l until the returned function is called.
+func (s *Server) AddListener(l *Listener) (remove func()) {
+	s.mu.Lock()
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}
+}
+
+// SetCatalog swaps the catalog and tells the listeners what changed.
+func (s *Server) SetCatalog(c *Catalog) {
+	old := s.cat.Swap(c)
+	tools := !bytes.Equal(digest(old, "tools"), digest(c, "tools"))
+	prompts := !bytes.Equal(digest(old, "prompts"), digest(c, "prompts"))
+	resources := !bytes.Equal(digest(old, "resources"), digest(c, "resources"))
+	var updated []string
+	for uri, e := range c.resIdx {
+		if o, ok := old.resIdx[uri]; ok && o.mod != e.mod {
+			updated = append(updated, uri)
+		}
+	}
+	s.mu.Lock()
+	ls := make([]*Listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		if tools && l.Tools {
+			l.Send(Notification("notifications/tools/list_changed", nil))
+		}
+		if prompts && l.Prompts {
+			l.Send(Notification("notifications/prompts/list_changed", nil))
+		}
+		if resources && l.Resources {
+			l.Send(Notification("notifications/resources/list_changed", nil))
+		}
+		for _, uri := range updated {
+			if l.URIs[uri] || (l.Session != nil && l.Session.Subscribed(uri)) {
+				p, _ := sonic.Marshal(map[string]string{"uri": uri})
+				l.Send(Notification("notifications/resources/updated", p))
+			}
+		}
+	}
+}
+
+// digest is the encoded list of one kind, to compare two catalogs.
+func digest(c *Catalog, kind string) []byte {
+	var b []byte
+	switch kind {
+	case "tools":
+		for _, e := range c.tools {
+			b = append(b, e.enc[shapeFull]...)
+		}
+	case "prompts":
+		for _, e := range c.prompts {
+			b = append(b, e.enc...)
+		}
+	case "resources":
+		for _, e := range c.resources {
+			b = append(b, e.enc...)
+		}
+		for _, e := range c.templates {
+			b = append(b, e.enc...)
+		}
+	}
+	return b
+}

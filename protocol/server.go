@@ -1,0 +1,374 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bytedance/sonic"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Name and Version are the server's implementation info.
+	Name, Version string
+	// Instructions are sent to clients in initialize and server/discover.
+	Instructions string
+	// PageSize is the number of items on one page of a list; 0 means 50.
+	PageSize int
+	// CacheTTL is the ttlMs of modern-era cacheable results; 0 means 60 s.
+	CacheTTL time.Duration
+	// Logger receives protocol events; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server answers MCP requests from the current Catalog. It is safe for
+// concurrent use; the catalog may be swapped at any time.
+type Server struct {
+	opts       Options
+	log        *slog.Logger
+	cat        atomic.Pointer[Catalog]
+	serverInfo []byte // {"name":…,"version":…}
+	metaInfo   []byte // "_meta":{"io.modelcontextprotocol/serverInfo":{…}}
+
+	mu        sync.Mutex
+	listeners map[*Listener]struct{}
+}
+
+// NewServer creates a server with an empty catalog.
+func NewServer(opts Options) *Server {
+	if opts.Name == "" {
+		opts.Name = "wasmcp"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 50
+	}
+	if opts.CacheTTL <= 0 {
+		opts.CacheTTL = time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{}}
+	s.serverInfo, _ = sonic.Marshal(map[string]string{"name": opts.Name, "version": opts.Version})
+	s.metaInfo = append(append([]byte(`"_meta":{"`+MetaServerInfo+`":`), s.serverInfo...), '}')
+	empty, _ := NewCatalog(nil, s.log)
+	s.cat.Store(empty)
+	return s
+}
+
+// Catalog returns the current catalog.
+func (s *Server) Catalog() *Catalog { return s.cat.Load() }
+
+// Response is the answer to one message.
+type Response struct {
+	// Body is the JSON-RPC response; nil when there is nothing to answer
+	// (a notification, a response, a call the client canceled).
+	Body []byte
+	// Code is the JSON-RPC error code of Body, 0 for a result.
+	Code int
+	// Era is the era the request was served in.
+	Era Era
+}
+
+// Hint is what the transport knows about a request beyond its body.
+type Hint struct {
+	// Version is the revision the transport declares (the
+	// MCP-Protocol-Version header), "" when none.
+	Version string
+	// CheckHeaders, when set, is called for a modern request once its
+	// _meta is known to be well formed and before its version is checked,
+	// so header/body mismatches are reported in the order the 2026-07-28
+	// transport names.
+	CheckHeaders func(info RequestInfo) *Error
+	// Principal is the authenticated caller, "" when none.
+	Principal string
+}
+
+// RequestInfo is what a transport may compare its headers against.
+type RequestInfo struct {
+	Method          string
+	ProtocolVersion string
+	// Name is params.name, params.uri or params.taskId, as Mcp-Name carries.
+	Name string
+	// Arguments is the raw params.arguments of a tools/call.
+	Arguments []byte
+}
+
+// params holds every member of any request's params the server reads.
+type params struct {
+	Meta            *metaParams `json:"_meta"`
+	Name            string      `json:"name"`
+	URI             string      `json:"uri"`
+	Arguments       rawValue    `json:"arguments"`
+	Cursor          *string     `json:"cursor"`
+	Level           *string     `json:"level"`
+	ProtocolVersion *string     `json:"protocolVersion"`
+	Capabilities    rawValue    `json:"capabilities"`
+	ClientInfo      rawValue    `json:"clientInfo"`
+	RequestID       rawValue    `json:"requestId"`
+	Ref             *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	} `json:"ref"`
+	Argument *struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Task          rawValue `json:"task"`
+	TaskID        string   `json:"taskId"`
+	Notifications rawValue `json:"notifications"`
+}
+
+type metaParams struct {
+	ProgressToken      rawValue `json:"progressToken"`
+	ProtocolVersion    rawValue `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities rawValue `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         rawValue `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           rawValue `json:"io.modelcontextprotocol/logLevel"`
+}
+
+// request is the context of one request being served.
+type request struct {
+	ctx      context.Context
+	srv      *Server
+	cat      *Catalog
+	msg      *Message
+	p        params
+	sess     *Session
+	stream   Stream
+	era      Era
+	version  string
+	caps     ClientCaps
+	logLevel int
+	token    []byte // progress token
+	hint     Hint
+}
+
+// Methods by era.
+var (
+	legacyOnly = map[string]bool{
+		"initialize": true, "ping": true, "logging/setLevel": true,
+		"resources/subscribe": true, "resources/unsubscribe": true,
+		"tasks/list": true, "tasks/result": true,
+	}
+	modernOnly = map[string]bool{"subscriptions/listen": true, "tasks/update": true}
+)
+
+// Handle serves one decoded message. sess is the legacy session the message
+// belongs to (nil when there is none, e.g. a modern HTTP request); stream
+// carries messages related to the request; it may be nil when the
+// transport can send nothing but the response.
+func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream Stream, hint Hint) Response {
+	if msg.IsResponse() {
+		if sess != nil {
+			sess.Deliver(msg)
+		}
+		return Response{}
+	}
+	r := &request{ctx: ctx, srv: s, cat: s.cat.Load(), msg: msg, sess: sess, stream: stream, hint: hint}
+	if len(msg.Params) > 0 {
+		if err := sonic.Unmarshal(msg.Params, &r.p); err != nil {
+			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
+		}
+	}
+	modern := IsModern(hint.Version) || (r.p.Meta != nil && len(r.p.Meta.ProtocolVersion) > 0)
+	if msg.Method == "initialize" && !IsModern(hint.Version) {
+		modern = false
+	}
+	if modern {
+		r.era = Modern
+		if err := r.modernContext(); err != nil {
+			return r.fail(err)
+		}
+	} else {
+		r.era = Legacy
+		r.legacyContext()
+	}
+	if msg.IsNotification() {
+		r.notification()
+		return Response{Era: r.era}
+	}
+	if (r.era == Modern && legacyOnly[msg.Method]) || (r.era == Legacy && modernOnly[msg.Method]) {
+		return r.fail(errorf(CodeMethodNotFound, "Method not found: "+msg.Method))
+	}
+	h, ok := handlers[msg.Method]
+	if !ok {
+		return r.fail(errorf(CodeMethodNotFound, "Method not found: "+msg.Method))
+	}
+	return h(r)
+}
+
+// legacyContext takes version, capabilities and log level from the session.
+func (r *request) legacyContext() {
+	r.logLevel = levelInfo
+	if r.sess != nil {
+		r.version, r.caps, r.logLevel = r.sess.state()
+	}
+	if r.version == "" {
+		r.version = r.hint.Version
+	}
+	if r.p.Meta != nil {
+		r.token = r.p.Meta.ProgressToken
+	}
+}
+
+// modernContext validates a modern request's _meta in the order the
+// 2026-07-28 revision and its conformance suite expect.
+func (r *request) modernContext() *Error {
+	m := r.p.Meta
+	if m == nil {
+		return errorf(CodeInvalidParams, "Missing required _meta field: "+MetaProtocolVersion)
+	}
+	var version string
+	if len(m.ProtocolVersion) == 0 {
+		return errorf(CodeInvalidParams, "Missing required _meta field: "+MetaProtocolVersion)
+	}
+	if err := sonic.Unmarshal(m.ProtocolVersion, &version); err != nil || version == "" {
+		return errorf(CodeInvalidParams, "Invalid _meta field: "+MetaProtocolVersion)
+	}
+	if len(m.ClientCapabilities) == 0 {
+		return errorf(CodeInvalidParams, "Missing required _meta field: "+MetaClientCapabilities)
+	}
+	if m.ClientCapabilities[0] != '{' {
+		return errorf(CodeInvalidParams, "Invalid _meta field: "+MetaClientCapabilities)
+	}
+	caps, err := parseCaps(m.ClientCapabilities)
+	if err != nil {
+		return errorf(CodeInvalidParams, "Invalid _meta field: "+MetaClientCapabilities)
+	}
+	if len(m.ClientInfo) > 0 && m.ClientInfo[0] != '{' {
+		return errorf(CodeInvalidParams, "Invalid _meta field: "+MetaClientInfo)
+	}
+	r.logLevel = levelNone
+	if len(m.LogLevel) > 0 {
+		var lv string
+		_ = sonic.Unmarshal(m.LogLevel, &lv)
+		l, ok := parseLevel(lv)
+		if !ok {
+			return errorf(CodeInvalidParams, "Invalid _meta field: "+MetaLogLevel)
+		}
+		r.logLevel = l
+	}
+	if r.hint.CheckHeaders != nil {
+		if err := r.hint.CheckHeaders(r.info(version)); err != nil {
+			return err
+		}
+	}
+	if !IsModern(version) {
+		return unsupportedVersion(version)
+	}
+	r.version, r.caps, r.token = version, caps, m.ProgressToken
+	return nil
+}
+
+func (r *request) info(version string) RequestInfo {
+	name := r.p.Name
+	switch {
+	case r.msg.Method == "resources/read":
+		name = r.p.URI
+	case r.p.TaskID != "":
+		name = r.p.TaskID
+	}
+	return RequestInfo{Method: r.msg.Method, ProtocolVersion: version, Name: name, Arguments: r.p.Arguments}
+}
+
+func supportedVersions() []string {
+	return append(append([]string(nil), ModernVersions...), LegacyVersions...)
+}
+
+func unsupportedVersion(requested string) *Error {
+	data, _ := sonic.Marshal(map[string]any{"supported": supportedVersions(), "requested": requested})
+	return &Error{Code: CodeUnsupportedVersion, Message: "Unsupported protocol version", Data: data}
+}
+
+// fail answers an error.
+func (r *request) fail(e *Error) Response {
+	if r.msg.IsNotification() {
+		return Response{Era: r.era}
+	}
+	return Response{Body: ErrorResponse(r.msg.ID, e), Code: e.Code, Era: r.era}
+}
+
+// ok answers a result, decorated for the era: a modern result gets
+// resultType and serverInfo (and cache hints when cacheable is set).
+func (r *request) ok(result []byte, cacheable bool) Response {
+	if r.era == Modern {
+		result = r.srv.decorate(result, cacheable)
+	}
+	return Response{Body: ResultResponse(r.msg.ID, result), Era: r.era}
+}
+
+// decorate adds resultType, _meta.serverInfo and, for cacheable results,
+// ttlMs and cacheScope to a modern result, keeping members already set.
+func (s *Server) decorate(result []byte, cacheable bool) []byte {
+	result = bytes.TrimSpace(result)
+	if len(result) < 2 || result[0] != '{' {
+		return result
+	}
+	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(`"_meta"`)) &&
+		!bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) {
+		b := make([]byte, 0, len(result)+160)
+		b = append(b, `{"resultType":"complete",`...)
+		if cacheable {
+			b = append(b, `"ttlMs":`...)
+			b = strconv.AppendInt(b, s.opts.CacheTTL.Milliseconds(), 10)
+			b = append(b, `,"cacheScope":"public",`...)
+		}
+		b = append(b, s.metaInfo...)
+		rest := bytes.TrimSpace(result[1:])
+		if len(rest) > 0 && rest[0] != '}' {
+			b = append(b, ',')
+		}
+		return append(b, rest...)
+	}
+	var m map[string]any
+	if err := sonic.Unmarshal(result, &m); err != nil {
+		return result
+	}
+	if _, ok := m["resultType"]; !ok {
+		m["resultType"] = "complete"
+	}
+	if cacheable {
+		if _, ok := m["ttlMs"]; !ok {
+			m["ttlMs"] = s.opts.CacheTTL.Milliseconds()
+		}
+		if _, ok := m["cacheScope"]; !ok {
+			m["cacheScope"] = "public"
+		}
+	}
+	meta, _ := m["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	if _, ok := meta[MetaServerInfo]; !ok {
+		meta[MetaServerInfo] = map[string]string{"name": s.opts.Name, "version": s.opts.Version}
+	}
+	m["_meta"] = meta
+	out, err := sonic.Marshal(m)
+	if err != nil {
+		return result
+	}
+	return out
+}
+
+// notification handles a client notification.
+func (r *request) notification() {
+	switch r.msg.Method {
+	case "notifications/cancelled":
+		if r.sess != nil && len(r.p.RequestID) > 0 {
+			r.sess.cancelRequest(r.p.RequestID)
+		}
+	case "notifications/initialized", "initialized", "notifications/roots/list_changed", "notifications/progress":
+	default:
+		r.srv.log.Debug("notification ignored", "method", r.msg.Method)
+	}
+}

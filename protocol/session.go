@@ -1,0 +1,219 @@
+package protocol
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bytedance/sonic"
+)
+
+// Stream is where the server writes the messages related to one request —
+// notifications and, in the legacy era, requests to the client — before
+// the response. A transport provides it (stdout, an SSE stream).
+type Stream interface {
+	Send(ctx context.Context, msg []byte) error
+}
+
+// ClientCaps is what a client declared it can do.
+type ClientCaps struct {
+	Raw         []byte
+	Sampling    bool
+	Elicitation bool
+	ElicitURL   bool
+	Roots       bool
+	Tasks       bool
+}
+
+// parseCaps reads the capability flags the server acts on.
+func parseCaps(raw []byte) (ClientCaps, error) {
+	c := ClientCaps{Raw: raw}
+	if len(raw) == 0 {
+		return c, nil
+	}
+	var v struct {
+		Sampling    *rawValue `json:"sampling"`
+		Elicitation *struct {
+			Form *rawValue `json:"form"`
+			URL  *rawValue `json:"url"`
+		} `json:"elicitation"`
+		Roots      *rawValue           `json:"roots"`
+		Tasks      *rawValue           `json:"tasks"`
+		Extensions map[string]rawValue `json:"extensions"`
+	}
+	if err := sonic.Unmarshal(raw, &v); err != nil {
+		return c, err
+	}
+	c.Sampling = v.Sampling != nil
+	c.Elicitation = v.Elicitation != nil
+	c.ElicitURL = v.Elicitation != nil && v.Elicitation.URL != nil
+	c.Roots = v.Roots != nil
+	_, ext := v.Extensions[ExtTasks]
+	c.Tasks = v.Tasks != nil || ext
+	return c, nil
+}
+
+// Session is the state of one legacy-era connection: a stdio process or an
+// HTTP session. It is safe for concurrent use.
+type Session struct {
+	// ID is the session's id (the Mcp-Session-Id over HTTP).
+	ID string
+
+	mu          sync.Mutex
+	initialized bool
+	version     string
+	caps        ClientCaps
+	clientInfo  []byte
+	logLevel    int
+	subs        map[string]bool
+	inflight    map[string]context.CancelCauseFunc
+	pending     map[string]chan *Message
+	closed      bool
+	// Principal owns the session (the authenticated caller, "" when none).
+	Principal string
+
+	nextID atomic.Int64
+}
+
+// NewSession creates a session with a fresh crypto-random id.
+func NewSession() *Session {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return &Session{
+		ID:       hex.EncodeToString(b[:]),
+		logLevel: levelInfo,
+		subs:     map[string]bool{},
+		inflight: map[string]context.CancelCauseFunc{},
+		pending:  map[string]chan *Message{},
+	}
+}
+
+// Version is the negotiated revision, "" before initialize.
+func (s *Session) Version() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Initialized reports whether initialize has succeeded on the session.
+func (s *Session) Initialized() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized
+}
+
+func (s *Session) state() (string, ClientCaps, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version, s.caps, s.logLevel
+}
+
+// Subscribed reports whether the session subscribed to uri.
+func (s *Session) Subscribed(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.subs[uri]
+}
+
+// ErrSessionClosed fails the requests a closed session still had open.
+var ErrSessionClosed = errors.New("session closed")
+
+// Close ends the session: its calls in flight are canceled and its pending
+// requests to the client fail.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, cancel := range s.inflight {
+		cancel(ErrSessionClosed)
+	}
+	for id, ch := range s.pending {
+		close(ch)
+		delete(s.pending, id)
+	}
+}
+
+// track registers a request in flight so notifications/cancelled can end it.
+func (s *Session) track(id []byte, cancel context.CancelCauseFunc) (untrack func()) {
+	key := string(id)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel(ErrSessionClosed)
+		return func() {}
+	}
+	s.inflight[key] = cancel
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+	}
+}
+
+// ErrCanceledByClient is the cause of a call the client canceled.
+var ErrCanceledByClient = errors.New("canceled by the client")
+
+// cancelRequest ends the request with the given raw id, if in flight.
+func (s *Session) cancelRequest(id []byte) bool {
+	s.mu.Lock()
+	cancel, ok := s.inflight[string(id)]
+	s.mu.Unlock()
+	if ok {
+		cancel(ErrCanceledByClient)
+	}
+	return ok
+}
+
+// request sends a server-to-client request on stream and waits for the
+// client's response, delivered through Deliver.
+func (s *Session) request(ctx context.Context, stream Stream, method string, params []byte) (*Message, error) {
+	id := []byte(`"wasmcp-` + strconv.FormatInt(s.nextID.Add(1), 10) + `"`)
+	ch := make(chan *Message, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrSessionClosed
+	}
+	s.pending[string(id)] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, string(id))
+		s.mu.Unlock()
+	}()
+	if err := stream.Send(ctx, RequestMessage(id, method, params)); err != nil {
+		return nil, err
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return nil, ErrSessionClosed
+		}
+		return m, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Deliver routes a client's response to the server-to-client request
+// waiting for it. It reports whether one was waiting.
+func (s *Session) Deliver(m *Message) bool {
+	s.mu.Lock()
+	ch, ok := s.pending[string(m.ID)]
+	if ok {
+		delete(s.pending, string(m.ID))
+	}
+	s.mu.Unlock()
+	if ok {
+		ch <- m
+	}
+	return ok
+}

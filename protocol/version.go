@@ -1,0 +1,54 @@
+package protocol
+
+import "slices"
+
+// Protocol revisions, oldest first.
+const (
+	V20241105 = "2024-11-05"
+	V20250326 = "2025-03-26"
+	V20250618 = "2025-06-18"
+	V20251125 = "2025-11-25"
+	V20260728 = "2026-07-28"
+)
+
+// LegacyVersions are the revisions with the initialize handshake, newest
+// first; the first is the counter-offer to an unknown version.
+var LegacyVersions = []string{V20251125, V20250618, V20250326, V20241105}
+
+// ModernVersions are the stateless revisions.
+var ModernVersions = []string{V20260728}
+
+// Era is the family of revisions a request belongs to.
+type Era uint8
+
+// The eras.
+const (
+	Legacy Era = iota // 2024-11-05 … 2025-11-25: initialize, sessions
+	Modern            // 2026-07-28: stateless, _meta on every request
+)
+
+// IsLegacy reports whether v is a legacy revision this server speaks.
+func IsLegacy(v string) bool { return slices.Contains(LegacyVersions, v) }
+
+// IsModern reports whether v is a modern revision this server speaks.
+func IsModern(v string) bool { return slices.Contains(ModernVersions, v) }
+
+// atLeast reports whether revision v is a or later. Revisions are compared
+// by position, never as strings; an unknown v satisfies nothing.
+func atLeast(v, a string) bool {
+	all := []string{V20241105, V20250326, V20250618, V20251125, V20260728}
+	i, j := slices.Index(all, v), slices.Index(all, a)
+	return i >= 0 && j >= 0 && i >= j
+}
+
+// Reserved _meta keys.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
+	ExtTasks               = "io.modelcontextprotocol/tasks"
+)

@@ -1,0 +1,263 @@
+// Package stdio serves MCP over a byte stream pair — the process's stdin
+// and stdout — with newline-delimited JSON-RPC messages, several requests in
+// flight at once on a bounded worker pool.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/wasmcp/wasmcp/protocol"
+)
+
+// Options configure Serve.
+type Options struct {
+	// Workers is the number of requests served at once; 0 means 16.
+	Workers int
+	// Queue is the number of requests waiting for a worker; past it a
+	// request is refused at once with -32603. 0 means 64.
+	Queue int
+	// MaxMessage caps one incoming line; 0 means 16 MiB.
+	MaxMessage int
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Serve reads messages from in and writes answers to out until in ends or
+// ctx is done. Requests still running when in ends are finished first;
+// when ctx is done they are canceled.
+func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = 64
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = 16 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	c := &conn{
+		srv:  srv,
+		w:    &writer{w: bufio.NewWriter(out)},
+		sess: protocol.NewSession(),
+		log:  opts.Logger,
+		jobs: make(chan job, opts.Queue),
+	}
+	defer c.sess.Close()
+	remove := srv.AddListener(&protocol.Listener{
+		Session: c.sess, Tools: true, Prompts: true, Resources: true,
+		Send: func(msg []byte) { _ = c.w.Send(context.Background(), msg) },
+	})
+	defer remove()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range c.jobs {
+				if j.batch != nil {
+					c.serveBatch(ctx, j.batch)
+				} else {
+					c.respond(c.srv.Handle(ctx, c.sess, j.msg, c.w, protocol.Hint{}))
+				}
+			}
+		}()
+	}
+	err := c.read(ctx, in, opts.MaxMessage)
+	close(c.jobs)
+	if ctx.Err() != nil {
+		c.sess.Close()
+	}
+	wg.Wait()
+	return err
+}
+
+type conn struct {
+	srv  *protocol.Server
+	w    *writer
+	sess *protocol.Session
+	log  *slog.Logger
+	jobs chan job
+}
+
+// job is a request or a batch waiting for a worker.
+type job struct {
+	msg   *protocol.Message
+	batch []byte
+}
+
+// read is the reader loop: it answers what can be answered at once and
+// queues requests for the workers.
+func (c *conn) read(ctx context.Context, in io.Reader, max int) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	lines := make(chan []byte)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		for {
+			line, err := readLine(r, max)
+			if errors.Is(err, errTooLong) {
+				c.write(protocol.ErrorResponse(nil, &protocol.Error{Code: protocol.CodeInvalidRequest,
+					Message: fmt.Sprintf("Invalid request: message longer than %d bytes", max)}))
+				continue
+			}
+			if len(line) > 0 {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					errc <- err
+				}
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case line, ok := <-lines:
+			if !ok {
+				select {
+				case err := <-errc:
+					return err
+				default:
+					return nil
+				}
+			}
+			c.dispatch(ctx, line)
+		}
+	}
+}
+
+var errTooLong = errors.New("line too long")
+
+// readLine reads one line (without its newline) of at most max bytes. An
+// oversized line is discarded up to its newline.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line)+len(frag) > max+1 {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, errTooLong
+		}
+		line = append(line, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSpace(line), err
+	}
+}
+
+// dispatch classifies one line: batches, responses, notifications and
+// initialize are handled in order on the reader; other requests go to the
+// worker pool.
+func (c *conn) dispatch(ctx context.Context, line []byte) {
+	if protocol.IsBatch(line) {
+		c.queue(job{batch: line}, nil)
+		return
+	}
+	msg, id, perr := protocol.Decode(line)
+	if perr != nil {
+		c.write(protocol.ErrorResponse(id, perr))
+		return
+	}
+	if !msg.IsRequest() || msg.Method == "initialize" {
+		c.respond(c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{}))
+		return
+	}
+	c.queue(job{msg: msg}, msg.ID)
+}
+
+func (c *conn) queue(j job, id []byte) {
+	select {
+	case c.jobs <- j:
+	default:
+		c.write(protocol.ErrorResponse(id, &protocol.Error{Code: protocol.CodeInternalError,
+			Message: "Server overloaded: too many requests in flight"}))
+	}
+}
+
+// serveBatch answers a JSON-RPC batch, which only 2025-03-26 and earlier
+// allow.
+func (c *conn) serveBatch(ctx context.Context, line []byte) {
+	if v := c.sess.Version(); v != protocol.V20250326 && v != protocol.V20241105 {
+		c.write(protocol.ErrorResponse(nil, &protocol.Error{Code: protocol.CodeInvalidRequest,
+			Message: "Invalid request: batches are not supported by protocol revision " + v}))
+		return
+	}
+	elems, perr := protocol.SplitBatch(line)
+	if perr != nil {
+		c.write(protocol.ErrorResponse(nil, perr))
+		return
+	}
+	var out [][]byte
+	for _, e := range elems {
+		msg, id, perr := protocol.Decode(e)
+		if perr != nil {
+			out = append(out, protocol.ErrorResponse(id, perr))
+			continue
+		}
+		if resp := c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{}); resp.Body != nil {
+			out = append(out, resp.Body)
+		}
+	}
+	if len(out) > 0 {
+		c.write(append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']'))
+	}
+}
+
+func (c *conn) respond(r protocol.Response) {
+	if r.Body != nil {
+		c.write(r.Body)
+	}
+}
+
+func (c *conn) write(msg []byte) {
+	if err := c.w.Send(context.Background(), msg); err != nil {
+		c.log.Warn("stdio write failed", "err", err)
+	}
+}
+
+// writer serialises messages onto the output, one per line. It is the
+// Stream of every request: notifications and requests to the client go out
+// on the same pipe as responses.
+type writer struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+// Send writes one message and a newline, and flushes.
+func (w *writer) Send(_ context.Context, msg []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.w.Write(msg); err != nil {
+		return err
+	}
+	if err := w.w.WriteByte('\n'); err != nil {
+		return err
+	}
+	return w.w.Flush()
+}
