@@ -1,0 +1,122 @@
+// Package guestbuild builds Go guest modules (package main programs using
+// the guest SDK) into WASI preview 1 command modules, the way tool authors
+// do: go build with GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0, -trimpath and
+// -ldflags="-s -w". Tests and the examples' build command use it.
+package guestbuild
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Build compiles the Go main package in pkgDir (absolute, or relative to
+// the working directory) into the wasm module outFile. The build runs in
+// the root of the Go module containing pkgDir, so pkgDir may belong to any
+// module. outFile's directory is created if needed.
+func Build(ctx context.Context, pkgDir, outFile string) error {
+	absPkg, err := filepath.Abs(pkgDir)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(absPkg); err != nil || !fi.IsDir() {
+		return fmt.Errorf("guestbuild: %s is not a directory", pkgDir)
+	}
+	absOut, err := filepath.Abs(outFile)
+	if err != nil {
+		return err
+	}
+	root, err := moduleRootOf(absPkg)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(root, absPkg)
+	if err != nil {
+		return err
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("guestbuild: the go command is needed to build guests: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(absOut), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", absOut,
+		"./"+filepath.ToSlash(rel))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("guestbuild: building %s: %s", pkgDir, msg)
+	}
+	return nil
+}
+
+// BuildAll builds every immediate subdirectory of srcRoot that contains a
+// main.go into outDir/<dirname>.wasm, in name order, and returns the paths
+// of the modules it built. Directories named bin or build, and those
+// starting with '.' or '_' or named testdata, are skipped. It builds every
+// module even if some fail and returns the failures joined.
+func BuildAll(ctx context.Context, srcRoot, outDir string) ([]string, error) {
+	entries, err := os.ReadDir(srcRoot)
+	if err != nil {
+		return nil, fmt.Errorf("guestbuild: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || name == "bin" || name == "build" || name == "testdata" ||
+			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(srcRoot, name, "main.go")); err == nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var built []string
+	var errs []error
+	for _, name := range names {
+		out := filepath.Join(outDir, name+".wasm")
+		if err := Build(ctx, filepath.Join(srcRoot, name), out); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		built = append(built, out)
+	}
+	return built, errors.Join(errs...)
+}
+
+// FindModuleRoot returns the root directory of the Go module containing
+// the working directory: the nearest ancestor with a go.mod file.
+func FindModuleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return moduleRootOf(wd)
+}
+
+func moduleRootOf(dir string) (string, error) {
+	for d := dir; ; {
+		if fi, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && !fi.IsDir() {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("guestbuild: no go.mod in %s or any parent directory", dir)
+		}
+		d = parent
+	}
+}
