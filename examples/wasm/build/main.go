@@ -1,0 +1,71 @@
+// Command build compiles the example guest modules in examples/wasm/*/
+// into .wasm files (GOOS=wasip1 GOARCH=wasm, -trimpath, -ldflags="-s -w").
+//
+// Usage, from anywhere inside the wasmcp module:
+//
+//	go run ./examples/wasm/build [-o DIR] [-src DIR]
+//
+// -o defaults to examples/wasm/bin and -src to examples/wasm, both in the
+// module root. It prints one line per module and exits 1 if any failed.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+)
+
+func main() {
+	out := flag.String("o", "", "output directory (default: examples/wasm/bin in the module root)")
+	src := flag.String("src", "", "directory whose subdirectories are guest packages (default: examples/wasm in the module root)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: go run ./examples/wasm/build [-o DIR] [-src DIR]")
+		os.Exit(2)
+	}
+	if *src == "" || *out == "" {
+		root, err := guestbuild.FindModuleRoot()
+		if err != nil {
+			fail(err)
+		}
+		if *src == "" {
+			*src = filepath.Join(root, "examples", "wasm")
+		}
+		if *out == "" {
+			*out = filepath.Join(root, "examples", "wasm", "bin")
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	built, err := guestbuild.BuildAll(ctx, *src, *out)
+	wd, _ := os.Getwd()
+	for _, p := range built {
+		size := ""
+		if fi, err := os.Stat(p); err == nil {
+			size = fmt.Sprintf(" (%.1f MiB)", float64(fi.Size())/(1<<20))
+		}
+		name := strings.TrimSuffix(filepath.Base(p), ".wasm")
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			p = rel
+		}
+		fmt.Printf("built %-10s %s%s\n", name, p, size)
+	}
+	if err != nil {
+		fail(err)
+	}
+	if len(built) == 0 {
+		fail(fmt.Errorf("no guest packages (directories with a main.go) in %s", *src))
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "build:", err)
+	os.Exit(1)
+}
