@@ -18,7 +18,8 @@ type Policy struct {
 	// MaxInstances caps the module's concurrent instances; 0 is no cap.
 	MaxInstances int
 	// MaxQueue caps the calls waiting for an instance once MaxInstances
-	// run; further calls fail at once. 0 means 64.
+	// run; further calls fail at once. 0 means 64; NoQueue means calls
+	// fail at once whenever MaxInstances are running.
 	MaxQueue int
 	// Mounts are the directories the guest may open.
 	Mounts []Mount
@@ -35,10 +36,29 @@ type Mount struct {
 	ReadOnly  bool   `json:"readOnly"`
 }
 
+// NoQueue as Policy.MaxQueue lets no call wait for an instance.
+const NoQueue = -1
+
 // EnvVar is one environment variable given to the guest.
 type EnvVar struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// From names the host variable Value was read from; empty for a
+	// literal value. It is for display (`wasmcp inspect` shows names and
+	// sources, never values).
+	From string `json:"from,omitempty"`
+}
+
+// QueueBound is the effective MaxQueue: how many calls may wait for an
+// instance (0 when MaxInstances is 0, since then no call waits).
+func (p Policy) QueueBound() int {
+	switch {
+	case p.MaxInstances <= 0, p.MaxQueue < 0:
+		return 0
+	case p.MaxQueue == 0:
+		return 64
+	}
+	return p.MaxQueue
 }
 
 // moduleConfig builds the per-module base configuration (everything but
@@ -78,11 +98,7 @@ func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, error) {
 	}
 	var g *gate
 	if p.MaxInstances > 0 {
-		q := p.MaxQueue
-		if q <= 0 {
-			q = 64
-		}
-		g = &gate{slots: make(chan struct{}, p.MaxInstances), maxQueue: int64(q)}
+		g = &gate{slots: make(chan struct{}, p.MaxInstances), maxQueue: int64(p.QueueBound())}
 	}
 	return cfg, g, nil
 }
@@ -106,7 +122,7 @@ func (g *gate) acquire(ctx context.Context, module string) error {
 	if g.waiting.Add(1) > g.maxQueue {
 		g.waiting.Add(-1)
 		return &GuestError{Module: module, Kind: KindLimit,
-			Msg: fmt.Sprintf("busy: %d instances running and %d calls queued (limit maxInstances=%d, maxQueue=%d)",
+			Msg: fmt.Sprintf("busy: %d instances running and %d calls queued (limits max_instances=%d, max_queue=%d)",
 				cap(g.slots), g.maxQueue, cap(g.slots), g.maxQueue)}
 	}
 	defer g.waiting.Add(-1)

@@ -2,25 +2,49 @@ package main
 
 import "github.com/wasmcp/wasmcp/host"
 
-// policyJSON renders an effective policy for inspect.
+// policyJSON renders an effective policy for inspect, with the keys of the
+// policy file (README "Policy") and every default filled in. Environment
+// values are never shown, only names and where each value comes from.
 func policyJSON(p host.Policy) map[string]any {
-	return map[string]any{
+	stderr := "log"
+	if p.DiscardStderr {
+		stderr = "discard"
+	}
+	out := map[string]any{
 		"memory":        host.FormatBytes(int64(p.Limits.MemoryBytes)),
 		"timeout":       p.Limits.Timeout.String(),
-		"maxOutput":     host.FormatBytes(p.Limits.OutputBytes),
-		"maxLine":       host.FormatBytes(int64(p.Limits.LineBytes)),
-		"maxInstances":  p.MaxInstances,
-		"maxQueue":      p.MaxQueue,
-		"mounts":        p.Mounts,
-		"env":           envNames(p.Env),
-		"discardStderr": p.DiscardStderr,
+		"max_output":    host.FormatBytes(p.Limits.OutputBytes),
+		"max_line":      host.FormatBytes(int64(p.Limits.LineBytes)),
+		"max_instances": p.MaxInstances,
+		"max_queue":     p.QueueBound(),
+		"stderr":        stderr,
+		"mount":         mountsJSON(p.Mounts),
+		"env":           envJSON(p.Env),
 	}
+	return out
 }
 
-func envNames(env []host.EnvVar) []string {
-	names := make([]string, 0, len(env))
-	for _, e := range env {
-		names = append(names, e.Name)
+func mountsJSON(ms []host.Mount) []map[string]string {
+	out := make([]map[string]string, 0, len(ms))
+	for _, m := range ms {
+		mode := "rw"
+		if m.ReadOnly {
+			mode = "ro"
+		}
+		out = append(out, map[string]string{"host": m.HostPath, "guest": m.GuestPath, "mode": mode})
 	}
-	return names
+	return out
+}
+
+// envJSON maps each variable to its source: "literal" or "from HOST_VAR".
+func envJSON(env []host.EnvVar) map[string]string {
+	out := make(map[string]string, len(env))
+	for _, e := range env {
+		if e.From != "" {
+			out[e.Name] = "from " + e.From
+		} else {
+			out[e.Name] = "literal"
+		}
+	}
+	return out
 }

@@ -1,18 +1,320 @@
 package registry
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/wasmcp/wasmcp/host"
 )
 
-// PolicyFile is the path of the policy file beside a module file.
+// PolicyFile is the path of the policy file beside a module file:
+// NAME.wasm → NAME.policy.toml.
 func PolicyFile(wasmPath string) string {
 	return strings.TrimSuffix(wasmPath, ".wasm") + ".policy.toml"
 }
 
 // LoadPolicy reads the policy beside a module; a module without one gets
-// the zero policy (the engine's defaults, nothing granted).
+// the zero policy (the engine's defaults, nothing granted). Environment
+// values with `from` are read from the host's environment now.
 func LoadPolicy(wasmPath string) (host.Policy, error) {
-	return host.Policy{}, nil
+	file := PolicyFile(wasmPath)
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return host.Policy{}, nil
+	}
+	if err != nil {
+		return host.Policy{}, fmt.Errorf("policy %s: %w", file, err)
+	}
+	p, err := ParsePolicy(data, filepath.Dir(file), os.LookupEnv)
+	if err != nil {
+		return host.Policy{}, fmt.Errorf("policy %s: %w", file, err)
+	}
+	return p, nil
+}
+
+// policyFile is the TOML shape of a policy file. Every key is optional.
+type policyFile struct {
+	Memory       *byteSize           `toml:"memory"`
+	Timeout      *duration           `toml:"timeout"`
+	MaxOutput    *byteSize           `toml:"max_output"`
+	MaxLine      *byteSize           `toml:"max_line"`
+	MaxInstances *int                `toml:"max_instances"`
+	MaxQueue     *int                `toml:"max_queue"`
+	Stderr       *string             `toml:"stderr"`
+	Mounts       []mountEntry        `toml:"mount"`
+	Env          map[string]envEntry `toml:"env"`
+}
+
+type mountEntry struct {
+	Host  string `toml:"host"`
+	Guest string `toml:"guest"`
+	Mode  string `toml:"mode"`
+}
+
+// ParsePolicy decodes a policy file. dir is the directory relative host
+// paths resolve against (the policy file's own); lookup reads the host's
+// environment (os.LookupEnv in production). Unknown keys are an error.
+func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (host.Policy, error) {
+	var f policyFile
+	md, err := toml.NewDecoder(strings.NewReader(string(data))).Decode(&f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			if pe.LastKey != "" {
+				return host.Policy{}, fmt.Errorf("line %d, key %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
+			}
+			return host.Policy{}, fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)
+		}
+		return host.Policy{}, errors.New(strings.TrimPrefix(err.Error(), "toml: "))
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = strconv.Quote(k.String())
+		}
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env])",
+			strings.Join(keys, ", "))
+	}
+	return f.policy(dir, lookup)
+}
+
+// maxMemory is the largest memory a wasm32 instance can have.
+const maxMemory = 4 << 30
+
+func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (host.Policy, error) {
+	var p host.Policy
+	if f.Memory != nil {
+		n := int64(*f.Memory)
+		if n < 64<<10 || n > maxMemory {
+			return p, fmt.Errorf("memory = %s: want between 64KiB and 4GiB", host.FormatBytes(n))
+		}
+		if n%(64<<10) != 0 {
+			return p, fmt.Errorf("memory = %s: want a multiple of 64KiB (one wasm page)", host.FormatBytes(n))
+		}
+		p.Limits.MemoryBytes = uint64(n)
+	}
+	if f.Timeout != nil {
+		if *f.Timeout <= 0 {
+			return p, errors.New("timeout must be positive")
+		}
+		p.Limits.Timeout = time.Duration(*f.Timeout)
+	}
+	if f.MaxOutput != nil {
+		if *f.MaxOutput <= 0 {
+			return p, errors.New("max_output must be positive")
+		}
+		p.Limits.OutputBytes = int64(*f.MaxOutput)
+	}
+	if f.MaxLine != nil {
+		if *f.MaxLine <= 0 || *f.MaxLine > 1<<30 {
+			return p, errors.New("max_line must be between 1B and 1GiB")
+		}
+		p.Limits.LineBytes = int(*f.MaxLine)
+	}
+	if f.MaxInstances != nil {
+		if *f.MaxInstances < 0 {
+			return p, errors.New("max_instances must not be negative (0 is no cap)")
+		}
+		p.MaxInstances = *f.MaxInstances
+	}
+	if f.MaxQueue != nil {
+		switch {
+		case *f.MaxQueue < 0:
+			return p, errors.New("max_queue must not be negative")
+		case p.MaxInstances == 0:
+			return p, errors.New("max_queue needs max_instances: without a cap on instances no call ever queues")
+		case *f.MaxQueue == 0:
+			p.MaxQueue = host.NoQueue
+		default:
+			p.MaxQueue = *f.MaxQueue
+		}
+	}
+	if f.Stderr != nil {
+		switch *f.Stderr {
+		case "log":
+		case "discard":
+			p.DiscardStderr = true
+		default:
+			return p, fmt.Errorf(`stderr = %q: want "log" or "discard"`, *f.Stderr)
+		}
+	}
+	guests := map[string]bool{}
+	for i, m := range f.Mounts {
+		where := fmt.Sprintf("mount %d", i+1)
+		if m.Host == "" {
+			return p, fmt.Errorf("%s: host is required", where)
+		}
+		if m.Guest == "" || !path.IsAbs(m.Guest) {
+			return p, fmt.Errorf("%s: guest = %q must be an absolute path", where, m.Guest)
+		}
+		g := path.Clean(m.Guest)
+		if guests[g] {
+			return p, fmt.Errorf("%s: guest path %s is mounted twice", where, g)
+		}
+		guests[g] = true
+		hp := m.Host
+		if !filepath.IsAbs(hp) {
+			hp = filepath.Join(dir, hp)
+		}
+		hp = filepath.Clean(hp)
+		st, err := os.Stat(hp)
+		if err != nil {
+			return p, fmt.Errorf("%s: host %s: %w", where, hp, err)
+		}
+		if !st.IsDir() {
+			return p, fmt.Errorf("%s: host %s is not a directory", where, hp)
+		}
+		var ro bool
+		switch m.Mode {
+		case "", "ro":
+			ro = true
+		case "rw":
+		default:
+			return p, fmt.Errorf(`%s: mode = %q: want "ro" or "rw"`, where, m.Mode)
+		}
+		p.Mounts = append(p.Mounts, host.Mount{HostPath: hp, GuestPath: g, ReadOnly: ro})
+	}
+	names := make([]string, 0, len(f.Env))
+	for name := range f.Env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		e := f.Env[name]
+		if !envName.MatchString(name) {
+			return p, fmt.Errorf("env %q: a name is letters, digits and _, not starting with a digit", name)
+		}
+		v := host.EnvVar{Name: name, Value: e.value, From: e.from}
+		if e.from != "" {
+			val, ok := lookup(e.from)
+			if !ok {
+				return p, fmt.Errorf("env %s: host variable %s is not set", name, e.from)
+			}
+			v.Value = val
+		}
+		if strings.IndexByte(v.Value, 0) >= 0 {
+			return p, fmt.Errorf("env %s: value contains a NUL byte", name)
+		}
+		p.Env = append(p.Env, v)
+	}
+	return p, nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// envEntry is one [env] value: a string (the literal value) or a table
+// {from = "HOST_VAR"}.
+type envEntry struct {
+	value string
+	from  string
+}
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (e *envEntry) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		e.value = v
+		return nil
+	case map[string]any:
+		for k, x := range v {
+			if k != "from" {
+				return fmt.Errorf("unknown key %q in an env table (want {from = \"HOST_VAR\"})", k)
+			}
+			s, ok := x.(string)
+			if !ok || !envName.MatchString(s) {
+				return fmt.Errorf("from = %v: want the name of a host environment variable", x)
+			}
+			e.from = s
+		}
+		if e.from == "" {
+			return errors.New(`an env table needs from = "HOST_VAR"`)
+		}
+		return nil
+	}
+	return fmt.Errorf("env value %v: want a string or {from = \"HOST_VAR\"}", v)
+}
+
+// byteSize is a byte count written as an integer (bytes) or a string with a
+// binary unit: "512KiB", "64MiB", "1GiB" (also "B").
+type byteSize int64
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (b *byteSize) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case int64:
+		if v < 0 {
+			return fmt.Errorf("size %d must not be negative", v)
+		}
+		*b = byteSize(v)
+		return nil
+	case string:
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		*b = byteSize(n)
+		return nil
+	}
+	return fmt.Errorf("size %v: want an integer (bytes) or a string such as \"64MiB\"", v)
+}
+
+// ParseSize parses a byte count: digits followed by B, KiB, MiB or GiB
+// (case-sensitive; no decimal units, so no ambiguity about 1000 vs 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("size %q: want digits and a unit (B, KiB, MiB, GiB)", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	var shift uint
+	switch strings.TrimSpace(t[i:]) {
+	case "", "B":
+	case "KiB":
+		shift = 10
+	case "MiB":
+		shift = 20
+	case "GiB":
+		shift = 30
+	default:
+		return 0, fmt.Errorf("size %q: unit must be B, KiB, MiB or GiB", s)
+	}
+	if n > (1<<62)>>shift {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return n << shift, nil
+}
+
+// duration is a Go duration string: "500ms", "10s", "2m".
+type duration time.Duration
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (d *duration) UnmarshalTOML(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("duration %v: want a string such as \"10s\" or \"500ms\"", v)
+	}
+	x, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = duration(x)
+	return nil
 }

@@ -1,0 +1,182 @@
+package registry
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/host"
+)
+
+func lookupFrom(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+func TestParsePolicyComplete(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs := t.TempDir()
+	src := `
+memory = "64MiB"
+timeout = "1500ms"
+max_output = "4MiB"
+max_line = 65536
+max_instances = 4
+max_queue = 8
+stderr = "discard"
+
+[[mount]]
+host = "data"
+guest = "/data"
+
+[[mount]]
+host = "` + abs + `"
+guest = "/scratch/"
+mode = "rw"
+
+[env]
+LANG = "C.UTF-8"
+TOKEN = { from = "HOST_TOKEN" }
+`
+	p, err := ParsePolicy([]byte(src), dir, lookupFrom(map[string]string{"HOST_TOKEN": "s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := host.Policy{
+		Limits: host.Limits{MemoryBytes: 64 << 20, Timeout: 1500 * time.Millisecond, OutputBytes: 4 << 20, LineBytes: 65536},
+		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true,
+		Mounts: []host.Mount{
+			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
+			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false},
+		},
+		Env: []host.EnvVar{
+			{Name: "LANG", Value: "C.UTF-8"},
+			{Name: "TOKEN", Value: "s3cret", From: "HOST_TOKEN"},
+		},
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got  %+v\nwant %+v", p, want)
+	}
+}
+
+func TestParsePolicyEmptyIsZero(t *testing.T) {
+	p, err := ParsePolicy([]byte("# nothing granted\n"), t.TempDir(), lookupFrom(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, host.Policy{}) {
+		t.Fatalf("empty file: got %+v, want the zero policy", p)
+	}
+}
+
+func TestParsePolicyZeroQueue(t *testing.T) {
+	p, err := ParsePolicy([]byte("max_instances = 1\nmax_queue = 0\n"), t.TempDir(), lookupFrom(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxQueue != host.NoQueue || p.QueueBound() != 0 {
+		t.Fatalf("max_queue = 0: got MaxQueue %d bound %d, want NoQueue and 0", p.MaxQueue, p.QueueBound())
+	}
+	p, err = ParsePolicy([]byte("max_instances = 1\n"), t.TempDir(), lookupFrom(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.QueueBound() != 64 {
+		t.Fatalf("default queue bound %d, want 64", p.QueueBound())
+	}
+}
+
+func TestParsePolicyErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, src, want string }{
+		{"unknown top key", `memroy = "1MiB"`, `unknown key "memroy"`},
+		{"unknown mount key", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nreadonly = true", `unknown key "mount.readonly"`},
+		{"unknown env key", `env = { X = { from = "A", default = "b" } }`, `unknown key "default"`},
+		{"bad toml", `memory = `, "line 1"},
+		{"memory unit", `memory = "64MB"`, "unit must be B, KiB, MiB or GiB"},
+		{"memory type", `memory = 1.5`, "want an integer"},
+		{"memory small", `memory = "1KiB"`, "between 64KiB and 4GiB"},
+		{"memory big", `memory = "8GiB"`, "between 64KiB and 4GiB"},
+		{"memory pages", `memory = 100000`, "multiple of 64KiB"},
+		{"timeout syntax", `timeout = "10"`, "missing unit"},
+		{"timeout type", `timeout = 10`, "want a string"},
+		{"timeout zero", `timeout = "0s"`, "timeout must be positive"},
+		{"output zero", `max_output = 0`, "max_output must be positive"},
+		{"line zero", `max_line = 0`, "max_line must be"},
+		{"instances negative", `max_instances = -1`, "must not be negative"},
+		{"queue without instances", `max_queue = 3`, "max_queue needs max_instances"},
+		{"stderr", `stderr = "keep"`, `want "log" or "discard"`},
+		{"mount no host", "[[mount]]\nguest = \"/a\"", "host is required"},
+		{"mount relative guest", "[[mount]]\nhost = \".\"\nguest = \"a\"", "must be an absolute path"},
+		{"mount twice", "[[mount]]\nhost = \".\"\nguest = \"/a\"\n[[mount]]\nhost = \".\"\nguest = \"/a/\"", "mounted twice"},
+		{"mount missing", "[[mount]]\nhost = \"nope\"\nguest = \"/a\"", "no such file"},
+		{"mount not dir", "[[mount]]\nhost = \"file\"\nguest = \"/a\"", "not a directory"},
+		{"mount mode", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"wr\"", `want "ro" or "rw"`},
+		{"env unset", `env = { X = { from = "NOT_SET_ANYWHERE" } }`, "host variable NOT_SET_ANYWHERE is not set"},
+		{"env name", `env = { "1X" = "v" }`, `env "1X"`},
+		{"env type", `env = { X = 3 }`, "want a string or"},
+		{"env empty table", `env = { X = {} }`, `needs from`},
+		{"env nul", "env = { X = \"a\\u0000b\" }", "NUL"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParsePolicy([]byte(c.src), dir, lookupFrom(nil))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadPolicyFile(t *testing.T) {
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "tool.wasm")
+	p, err := LoadPolicy(wasm)
+	if err != nil || !reflect.DeepEqual(p, host.Policy{}) {
+		t.Fatalf("no policy file: got %+v, %v; want the zero policy", p, err)
+	}
+	if PolicyFile(wasm) != filepath.Join(dir, "tool.policy.toml") {
+		t.Fatalf("PolicyFile = %s", PolicyFile(wasm))
+	}
+	if err := os.WriteFile(PolicyFile(wasm), []byte("[[mount]]\nhost = \".\"\nguest = \"/here\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err = LoadPolicy(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Mounts) != 1 || p.Mounts[0].HostPath != dir {
+		t.Fatalf("relative host path: got %+v, want %s (the policy file's directory)", p.Mounts, dir)
+	}
+	if err := os.WriteFile(PolicyFile(wasm), []byte("bogus = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPolicy(wasm); err == nil || !strings.Contains(err.Error(), "tool.policy.toml") {
+		t.Fatalf("bad file: got %v, want an error naming the file", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "17": 17, "3B": 3, "2KiB": 2048, "64MiB": 64 << 20, "1 GiB": 1 << 30} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "1.5MiB", "-1", "1kib", "99999999999999999999", "9000000000GiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded; want an error", in)
+		}
+	}
+}
