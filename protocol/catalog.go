@@ -41,7 +41,8 @@ type toolEntry struct {
 	tool    *abi.Tool
 	mod     Module
 	schemas host.ToolSchemas
-	enc     [3][]byte // by toolShape
+	enc     [3][]byte     // by toolShape
+	headers []ParamHeader // x-mcp-header bindings (paramheaders.go)
 }
 
 type resourceEntry struct {
@@ -106,7 +107,7 @@ func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
 				continue
 			}
 			s, _ := m.Schemas(t.Name)
-			e := &toolEntry{tool: t, mod: m, schemas: s}
+			e := &toolEntry{tool: t, mod: m, schemas: s, headers: toolParamHeaders(t.Name, t.InputSchema, log)}
 			for sh := range e.enc {
 				e.enc[sh] = encodeTool(t, toolShape(sh))
 			}
