@@ -1,0 +1,215 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The TypeScript SDK client runs as `node ts/client.mjs`, which prints a
+// report of what it saw; these tests check the report.
+
+// tsReport is what ts/client.mjs prints.
+type tsReport struct {
+	ServerInfo      struct{ Name, Version string } `json:"serverInfo"`
+	Capabilities    map[string]json.RawMessage     `json:"capabilities"`
+	SessionID       *string                        `json:"sessionId"`
+	ProtocolVersion *string                        `json:"protocolVersion"`
+	Tools           []struct {
+		Name            string `json:"name"`
+		HasOutputSchema bool   `json:"hasOutputSchema"`
+	} `json:"tools"`
+	TextStats struct {
+		Result   tsCallResult   `json:"result"`
+		Progress []progressNote `json:"progress"`
+	} `json:"textStats"`
+	Hash        tsCallResult `json:"hash"`
+	ConfirmPlan struct {
+		Result       tsCallResult `json:"result"`
+		Elicitations []struct {
+			Message         string         `json:"message"`
+			RequestedSchema map[string]any `json:"requestedSchema"`
+		} `json:"elicitations"`
+	} `json:"confirmPlan"`
+	Terminated bool `json:"terminated"`
+}
+
+type tsCallResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+// tsComment is the comment the TypeScript client's elicitation answer
+// carries.
+const tsComment = "ship it from TypeScript"
+
+func TestTypeScriptSDKStdio(t *testing.T) {
+	t.Parallel()
+	rep := runTSClient(t, append([]string{"stdio", wasmcpBin}, serveArgs()...)...)
+	checkTSReport(t, rep)
+}
+
+func TestTypeScriptSDKStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	url := startHTTP(t)
+	rep := runTSClient(t, "http", url)
+	checkTSReport(t, rep)
+	// The 2025-11-25 HTTP transport: initialize minted a session (visible
+	// ASCII), the negotiated version is the SDK's latest, and the client
+	// ended the session with DELETE.
+	if rep.SessionID == nil || !regexp.MustCompile(`^[\x21-\x7E]+$`).MatchString(*rep.SessionID) {
+		t.Errorf("session id = %v, want visible ASCII", rep.SessionID)
+	}
+	if rep.ProtocolVersion == nil || *rep.ProtocolVersion != "2025-11-25" {
+		t.Errorf("negotiated protocol version = %v, want 2025-11-25", rep.ProtocolVersion)
+	}
+	if !rep.Terminated {
+		t.Errorf("the client did not terminate its session")
+	}
+}
+
+func checkTSReport(t *testing.T, rep *tsReport) {
+	t.Helper()
+	if rep.ServerInfo.Name != "wasmcp" {
+		t.Errorf("serverInfo = %+v, want name wasmcp", rep.ServerInfo)
+	}
+	if _, ok := rep.Capabilities["tools"]; !ok {
+		t.Errorf("capabilities %v lack tools", rep.Capabilities)
+	}
+	var names []string
+	for _, tl := range rep.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "text_stats" && !tl.HasOutputSchema {
+			t.Errorf("text_stats listed without its outputSchema")
+		}
+	}
+	checkToolNames(t, names)
+
+	if rep.TextStats.Result.IsError {
+		t.Fatalf("text_stats failed: %+v", rep.TextStats.Result.Content)
+	}
+	checkStats(t, rep.TextStats.Result.StructuredContent)
+	checkProgress(t, rep.TextStats.Progress)
+
+	if rep.Hash.IsError {
+		t.Fatalf("hash failed: %+v", rep.Hash.Content)
+	}
+	checkHash(t, rep.Hash.StructuredContent)
+
+	if n := len(rep.ConfirmPlan.Elicitations); n != 1 {
+		t.Fatalf("the client answered %d elicitations, want 1", n)
+	}
+	e := rep.ConfirmPlan.Elicitations[0]
+	checkElicitRequest(t, e.Message, e.RequestedSchema)
+	res := rep.ConfirmPlan.Result
+	if res.IsError || len(res.Content) != 1 || res.Content[0].Text != wantPlanAnswer(tsComment) {
+		t.Errorf("confirm_plan result = %+v, want the text %q", res, wantPlanAnswer(tsComment))
+	}
+}
+
+// runTSClient runs ts/client.mjs with args and returns its report.
+func runTSClient(t *testing.T, args ...string) *tsReport {
+	t.Helper()
+	node, script := tsClient(t)
+	scenario, _ := json.Marshal(map[string]any{
+		"statsText": statsText, "statsTop": statsTop, "planText": planText,
+		"hashInput": hashInput, "comment": tsComment,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "INTEROP_SCENARIO="+string(scenario))
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	// Over stdio the server's stderr reaches ours through node's.
+	defer checkServerLog(t, "node client.mjs (and wasmcp on stdio)", stderr)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node client.mjs %s: %v", strings.Join(args[:1], " "), err)
+	}
+	var rep tsReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("client.mjs printed %q: %v", stdout.String(), err)
+	}
+	return &rep
+}
+
+var (
+	tsOnce          sync.Once
+	tsNode, tsDir   string
+	tsSkip, tsError string
+)
+
+// tsClient returns the node command and the client script, installing the
+// npm project in ts/ (npm ci) when its node_modules is missing or was
+// installed from another package-lock.json. It skips the test when Node.js
+// 18+ or npm is not installed.
+func tsClient(t *testing.T) (node, script string) {
+	t.Helper()
+	tsOnce.Do(setupTS)
+	if tsSkip != "" {
+		t.Skip(tsSkip)
+	}
+	if tsError != "" {
+		t.Fatal(tsError)
+	}
+	return tsNode, filepath.Join(tsDir, "client.mjs")
+}
+
+func setupTS() {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		tsSkip = "node is not installed; the TypeScript SDK tests need Node.js 18 or newer"
+		return
+	}
+	out, err := exec.Command(node, "--version").Output()
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	major, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	if err != nil || major < 18 {
+		tsSkip = "the TypeScript SDK tests need Node.js 18 or newer, found " + strings.TrimSpace(string(out))
+		return
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		tsSkip = "npm is not installed; the TypeScript SDK tests need it"
+		return
+	}
+	tsNode, tsDir = node, filepath.Join(repoRoot, "tests", "interop", "ts")
+	lock, err := os.ReadFile(filepath.Join(tsDir, "package-lock.json"))
+	if err != nil {
+		tsError = "reading the TypeScript client's package-lock.json: " + err.Error()
+		return
+	}
+	sum := sha256.Sum256(lock)
+	want := hex.EncodeToString(sum[:])
+	stamp := filepath.Join(tsDir, "node_modules", ".wasmcp-interop-lock")
+	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = tsDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tsError = "npm ci in " + tsDir + " (the npm registry must be reachable): " + err.Error() + "\n" + string(out)
+		return
+	}
+	if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
+		tsError = "writing " + stamp + ": " + err.Error()
+	}
+}
