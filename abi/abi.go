@@ -149,3 +149,18 @@ const (
 	MethodPromptsGet   = "prompts/get"
 	MethodComplete     = "completion/complete"
 )
+
+// Notifications a guest may send to tell clients that what the server
+// offers changed (see abi/README.md, section 4). The host broadcasts them to
+// the clients listening for them.
+const (
+	MethodToolsListChanged     = "notifications/tools/list_changed"
+	MethodPromptsListChanged   = "notifications/prompts/list_changed"
+	MethodResourcesListChanged = "notifications/resources/list_changed"
+	MethodResourceUpdated      = "notifications/resources/updated"
+)
+
+// CodeMissingCapability is the error code of a guest's request to the
+// client when the client did not declare the capability the request needs;
+// the error's data is {"requiredCapabilities": <ClientCapabilities>}.
+const CodeMissingCapability = -32021

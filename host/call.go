@@ -20,19 +20,34 @@ import (
 // Peer carries what a guest sends outward during a call. Both methods must
 // return promptly once ctx is done.
 type Peer interface {
-	// Notify forwards a notifications/progress or notifications/message
-	// the guest wrote; params is the raw params object.
+	// Notify forwards a notification the guest wrote: notifications/progress,
+	// notifications/message, notifications/tools/list_changed,
+	// notifications/prompts/list_changed,
+	// notifications/resources/list_changed or
+	// notifications/resources/updated; params is the raw params object.
 	Notify(ctx context.Context, method string, params []byte)
 	// Request sends a sampling/createMessage, elicitation/create or
 	// roots/list request to the client and returns its raw result, or an
-	// *abi.Error (any other error is reported to the guest as -32603).
+	// *abi.Error (passed to the guest with its code, message and data; any
+	// other error is reported to the guest as -32603), or ErrInputRequired
+	// to leave the request to the client's retry. InputKey(ctx) is the
+	// guest's id for the request.
 	Request(ctx context.Context, method string, params []byte) ([]byte, error)
 }
 
-// Reply is a guest's answer: a raw JSON result, or a JSON-RPC error.
+// Reply is a guest's answer: a raw JSON result, or a JSON-RPC error, or,
+// when the guest waits for input only a retry can give (see
+// ErrInputRequired), the requests it waits for.
 type Reply struct {
 	Result []byte
 	Error  *abi.Error
+	// InputRequests, when not empty, are the guest's requests left to the
+	// client's retry, in the order the guest sent them; Result and Error
+	// are then unset.
+	InputRequests []InputRequest
+	// State is the guest's state for the retry (the params.state of its
+	// last wasmcp/state notification), set only with InputRequests.
+	State []byte
 }
 
 // maxOutstanding caps the requests a guest may have open at once.
@@ -61,6 +76,7 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer Pe
 	c.ctx = tctx
 
 	c.stdin = newInbox(tctx, requestLine(id, method, params))
+	c.stdin.onStall = c.stall
 	c.stdout.c, c.stderr.c = c, c
 	c.stderr.discard = m.policy.DiscardStderr
 	cfg := m.base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr)
@@ -103,6 +119,9 @@ type call struct {
 	violation   error
 	outstanding int
 	pending     sync.WaitGroup
+	sent        int            // requests the guest sent to the client
+	inputs      []InputRequest // requests left to the client's retry
+	state       []byte         // the guest's wasmcp/state
 }
 
 func (c *call) run(mod api.Module) error {
@@ -225,10 +244,15 @@ func (c *call) handleLine(line []byte) error {
 	}
 	line = bytes.Clone(line)
 	c.mu.Lock()
-	answered := c.reply != nil
+	answered, stalled := c.reply != nil, c.reply != nil && len(c.reply.InputRequests) > 0
 	c.mu.Unlock()
 	if answered {
-		c.log.Warn("guest wrote after answering; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
+		if stalled {
+			// The guest saw stdin end while it waited for input.
+			c.log.Debug("guest wrote after its call ended for input; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
+		} else {
+			c.log.Warn("guest wrote after answering; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
+		}
 		return nil
 	}
 	var msg struct {
@@ -250,11 +274,15 @@ func (c *call) handleLine(line []byte) error {
 	case msg.Method != "" && hasID:
 		return c.guestRequest(msg.Method, msg.ID, msg.Params)
 	case msg.Method != "":
-		if msg.Method == abi.MethodProgress || msg.Method == abi.MethodLog {
+		switch msg.Method {
+		case abi.MethodProgress, abi.MethodLog, abi.MethodToolsListChanged, abi.MethodPromptsListChanged,
+			abi.MethodResourcesListChanged, abi.MethodResourceUpdated:
 			if c.peer != nil {
 				c.peer.Notify(c.ctx, msg.Method, msg.Params)
 			}
-		} else {
+		case MethodState:
+			c.setState(msg.Params)
+		default:
 			c.log.Debug("guest notification ignored", "module", c.m.name, "call", c.id, "method", msg.Method)
 		}
 		return nil
@@ -287,10 +315,14 @@ func (c *call) handleLine(line []byte) error {
 // guestRequest forwards a guest's request to the client asynchronously; the
 // answer goes to the guest's stdin.
 func (c *call) guestRequest(method string, id, params []byte) error {
+	key, ok := inputKey(id)
+	if !ok {
+		return c.protocolError("sent a request whose id %s is neither a string nor an integer", shorten(string(id)))
+	}
 	switch method {
 	case abi.MethodSample, abi.MethodElicit, abi.MethodListRoots:
 	default:
-		c.stdin.push(errorLine(id, -32601, "method not available to guests: "+method))
+		c.stdin.push(errorLine(id, -32601, "method not available to guests: "+method, nil))
 		return nil
 	}
 	c.mu.Lock()
@@ -299,30 +331,41 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 		return c.protocolError("has more than %d requests to the client outstanding", maxOutstanding)
 	}
 	c.outstanding++
+	c.sent++
+	order := c.sent
 	c.mu.Unlock()
+	c.stdin.begin()
 	c.pending.Add(1)
 	go func() {
 		defer c.pending.Done()
-		defer func() {
+		answer := func(line []byte) {
 			c.mu.Lock()
 			c.outstanding--
 			c.mu.Unlock()
-		}()
+			c.stdin.answer(line)
+		}
 		if c.peer == nil {
-			c.stdin.push(errorLine(id, -32603, "no client is attached to this call"))
+			answer(errorLine(id, -32603, "no client is attached to this call", nil))
 			return
 		}
-		res, err := c.peer.Request(c.ctx, method, params)
+		res, err := c.peer.Request(context.WithValue(c.ctx, inputKeyCtx{}, key), method, params)
 		if err != nil {
 			var ae *abi.Error
-			if errors.As(err, &ae) {
-				c.stdin.push(errorLine(id, ae.Code, ae.Message))
-			} else {
-				c.stdin.push(errorLine(id, -32603, err.Error()))
+			switch {
+			case errors.Is(err, ErrInputRequired):
+				// Left to the client's retry: the request stays
+				// outstanding and unanswered.
+				if c.deferInput(order, key, method, params) {
+					c.stdin.deferred()
+				}
+			case errors.As(err, &ae):
+				answer(errorLine(id, ae.Code, ae.Message, ae.Data))
+			default:
+				answer(errorLine(id, -32603, err.Error(), nil))
 			}
 			return
 		}
-		c.stdin.push(resultLine(id, res))
+		answer(resultLine(id, res))
 	}()
 	return nil
 }
@@ -365,15 +408,29 @@ func resultLine(id, result []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-func errorLine(id []byte, code int, msg string) []byte {
-	b := make([]byte, 0, 80+len(id)+len(msg))
+func errorLine(id []byte, code int, msg string, data []byte) []byte {
+	b := make([]byte, 0, 80+len(id)+len(msg)+len(data))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = strconv.AppendQuote(b, msg)
+	b = appendJSONString(b, msg)
+	if len(data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, data...)
+	}
 	return append(b, "}}\n"...)
+}
+
+// appendJSONString appends s as a JSON string (strconv.Quote's escapes,
+// such as \x00, are not all JSON).
+func appendJSONString(b []byte, s string) []byte {
+	enc, err := sonic.Marshal(s)
+	if err != nil {
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, enc...)
 }
 
 var _ io.Reader = (*inbox)(nil)

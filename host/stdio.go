@@ -17,6 +17,15 @@ type inbox struct {
 	buf    []byte
 	closed bool
 	ready  chan struct{} // signalled (non-blocking) when buf gains data or on close
+
+	// Input-required tracking: busy counts the guest's requests the peer
+	// is still serving, held those it left to the client's retry. When the
+	// guest waits on an empty inbox with none busy and some held, nothing
+	// can ever arrive: onStall ends the call (once).
+	busy, held int
+	waiting    bool
+	stalled    bool
+	onStall    func()
 }
 
 func newInbox(ctx context.Context, first []byte) *inbox {
@@ -26,22 +35,67 @@ func newInbox(ctx context.Context, first []byte) *inbox {
 func (in *inbox) Read(p []byte) (int, error) {
 	for {
 		in.mu.Lock()
+		in.waiting = false
 		if len(in.buf) > 0 {
 			n := copy(p, in.buf)
 			in.buf = in.buf[n:]
 			in.mu.Unlock()
 			return n, nil
 		}
-		closed := in.closed
-		in.mu.Unlock()
-		if closed {
+		if in.closed {
+			in.mu.Unlock()
 			return 0, io.EOF
 		}
+		if in.busy == 0 && in.held > 0 {
+			fire := !in.stalled
+			in.stalled = true
+			in.mu.Unlock()
+			if fire && in.onStall != nil {
+				in.onStall()
+			}
+			return 0, io.EOF
+		}
+		in.waiting = true
+		in.mu.Unlock()
 		select {
 		case <-in.ready:
 		case <-in.ctx.Done():
 			return 0, io.EOF
 		}
+	}
+}
+
+// begin counts a guest request handed to the peer.
+func (in *inbox) begin() {
+	in.mu.Lock()
+	in.busy++
+	in.mu.Unlock()
+}
+
+// answer delivers the answer to a request counted by begin.
+func (in *inbox) answer(line []byte) {
+	in.mu.Lock()
+	if !in.closed {
+		in.buf = append(in.buf, line...)
+	}
+	in.busy--
+	in.mu.Unlock()
+	in.signal()
+}
+
+// deferred notes that a request counted by begin is left to the client's
+// retry, and stalls the call if the guest already waits for nothing else.
+func (in *inbox) deferred() {
+	in.mu.Lock()
+	in.busy--
+	in.held++
+	fire := in.waiting && len(in.buf) == 0 && !in.closed && in.busy == 0 && !in.stalled
+	if fire {
+		in.stalled = true
+	}
+	in.mu.Unlock()
+	if fire && in.onStall != nil {
+		in.onStall()
 	}
 }
 

@@ -2,13 +2,134 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/wasmcp/wasmcp/protocol"
+	mcphttp "github.com/wasmcp/wasmcp/transport/http"
 )
 
+// httpFlags are serve's flags for the HTTP transport.
+type httpFlags struct {
+	mode          string
+	legacySSE     bool
+	tlsCert       string
+	tlsKey        string
+	origins       string
+	hosts         string
+	maxBody       byteSize
+	grace         time.Duration
+	sessionIdle   time.Duration
+	keepAlive     time.Duration
+	replay        int
+	writeDeadline time.Duration
+}
+
+func (f *httpFlags) register(fs *flag.FlagSet) {
+	f.maxBody = 4 << 20
+	fs.StringVar(&f.mode, "http-mode", "streamable", `HTTP mode: "streamable" (Streamable HTTP, both eras, sessions and SSE) or "simple" (POST-only JSON, no sessions)`)
+	fs.BoolVar(&f.legacySSE, "legacy-sse", false, "also serve the 2024-11-05 HTTP+SSE transport (GET /sse, POST /messages)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key serves HTTPS with HTTP/2")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.StringVar(&f.origins, "allowed-origins", "", `comma-separated Origins browsers may call from ("scheme://host[:port]", "*" for any); default: loopback names on a loopback bind, none otherwise`)
+	fs.StringVar(&f.hosts, "allowed-hosts", "", `comma-separated Host header values served ("name[:port]", "*" for any); default: localhost, 127.0.0.1, [::1] with the port on a loopback bind, any otherwise`)
+	fs.Var(&f.maxBody, "max-body", "largest request body accepted, e.g. 4MiB, 512KiB or bytes")
+	fs.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may finish before their guests are stopped")
+	fs.DurationVar(&f.sessionIdle, "session-idle", 30*time.Minute, "end a legacy HTTP session unused for this long")
+	fs.DurationVar(&f.keepAlive, "sse-keepalive", 15*time.Second, "interval of keep-alive comments on quiet SSE streams")
+	fs.IntVar(&f.replay, "sse-replay", 256, "SSE events kept per legacy session for Last-Event-ID")
+	fs.DurationVar(&f.writeDeadline, "sse-write-timeout", 30*time.Second, "longest wait for a client to take one SSE event")
+}
+
+func (f *httpFlags) options(log *slog.Logger) (mcphttp.Options, error) {
+	opts := mcphttp.Options{
+		LegacySSE:      f.legacySSE,
+		TLSCert:        f.tlsCert,
+		TLSKey:         f.tlsKey,
+		AllowedOrigins: splitList(f.origins),
+		AllowedHosts:   splitList(f.hosts),
+		MaxBody:        int64(f.maxBody),
+		ShutdownGrace:  f.grace,
+		SessionIdle:    f.sessionIdle,
+		KeepAlive:      f.keepAlive,
+		ReplayEvents:   f.replay,
+		WriteTimeout:   f.writeDeadline,
+		Logger:         log,
+	}
+	switch f.mode {
+	case "streamable", "":
+		opts.Mode = mcphttp.Streamable
+	case "simple":
+		opts.Mode = mcphttp.Simple
+	default:
+		return opts, fmt.Errorf("--http-mode %q: want streamable or simple", f.mode)
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return opts, fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	return opts, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // serveHTTP serves MCP over HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, log *slog.Logger) error {
-	return errors.New("--http: the HTTP transport is not built yet; use --stdio")
+func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFlags, log *slog.Logger) error {
+	opts, err := f.options(log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http: %w", err)
+	}
+	opts.Addr = ln.Addr().String()
+	scheme := "http"
+	if opts.TLSCert != "" {
+		scheme = "https"
+	}
+	mode := "streamable"
+	if opts.Mode == mcphttp.Simple {
+		mode = "simple"
+	}
+	log.Info("serving MCP over HTTP", "url", scheme+"://"+opts.Addr+"/mcp", "mode", mode, "legacy_sse", opts.LegacySSE)
+	return mcphttp.Serve(ctx, ln, srv, opts)
+}
+
+// byteSize is a flag holding a size in bytes, written as a number with an
+// optional unit: B, KiB, MiB, GiB (or K, M, G, KB, MB, GB, all binary).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%q: want a positive size such as 4MiB", s)
+	}
+	mult := map[string]int64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+	m, ok := mult[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if !ok {
+		return fmt.Errorf("%q: unknown unit (want B, KiB, MiB or GiB)", s)
+	}
+	*b = byteSize(n * m)
+	return nil
 }

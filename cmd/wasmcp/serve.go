@@ -56,6 +56,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
+	var hf httpFlags
+	hf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
 
@@ -99,7 +101,7 @@ Flags:
 		if *useStdio {
 			return errors.New("--stdio and --http are exclusive")
 		}
-		return serveHTTP(ctx, srv, *httpAddr, log)
+		return serveHTTP(ctx, srv, *httpAddr, &hf, log)
 	}
 	log.Info("serving MCP on stdio", "tools", *tools)
 	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, Logger: log})

@@ -1,0 +1,36 @@
+// Package mcphttp serves MCP over HTTP: Streamable HTTP on one endpoint
+// (/mcp) for every revision from 2024-11-05 to 2026-07-28, deciding the era
+// of each POST from its headers and body; optionally the 2024-11-05 HTTP+SSE
+// pair (GET /sse, POST /messages); and a simple POST-only JSON mode.
+//
+// Era routing, per POST (the rule of the reference conformance server):
+//   - a request with an Mcp-Session-Id header is legacy and belongs to that
+//     session (404 when unknown or another principal's);
+//   - otherwise it is modern (2026-07-28) when it has an MCP-Protocol-Version
+//     header that is not a legacy revision, or when its params carry _meta;
+//   - everything else is legacy: initialize mints a session, server/discover
+//     needs none, any other request without a session is refused (400).
+//
+// A modern request is validated in this order: MCP-Protocol-Version header
+// missing (400, -32020); _meta missing or incomplete (400, -32602); a header
+// that disagrees with the body — MCP-Protocol-Version, Mcp-Method, Mcp-Name
+// or an Mcp-Param-* header bound by an x-mcp-header annotation — (400,
+// -32020); unsupported revision (400, -32022); a method this era does not
+// have (404, -32601). The answer is a JSON body unless the server has
+// something to send before it (progress, logs) and the client accepts
+// text/event-stream, in which case the response switches to SSE at the first
+// such message. Closing the response cancels the call. GET and DELETE
+// without a session answer 405.
+//
+// A legacy session keeps the negotiated revision and capabilities; its
+// POSTs answer JSON or SSE in the same lazy way, and requests to the client
+// (sampling, elicitation, roots) travel on the POST's SSE stream, or on the
+// session's GET stream when the POST's answer is plain JSON. SSE event ids
+// name the stream and a sequence number; a bounded replay buffer serves
+// Last-Event-ID. A client disconnect is not a cancellation in this era:
+// notifications/cancelled, DELETE and idle expiry are.
+//
+// Every request passes a Host allow-list (against DNS rebinding) and an
+// Origin check first; both default to loopback names when the server is
+// bound to a loopback address.
+package mcphttp

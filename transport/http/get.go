@@ -1,0 +1,118 @@
+package mcphttp
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/wasmcp/wasmcp/protocol"
+)
+
+// get serves GET /mcp: a legacy session's standalone SSE stream. Without a
+// session (the 2026-07-28 era, or simple mode) it is 405.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(hdrSessionID)
+	if h.opts.Mode == Simple || sid == "" {
+		h.notAllowed(w)
+		return
+	}
+	sess := h.lookup(sid, h.principal(r))
+	if sess == nil {
+		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
+		return
+	}
+	if _, sse := accepts(r); !sse {
+		writeError(w, http.StatusNotAcceptable, nil, protocol.CodeInvalidRequest,
+			"Not Acceptable: the GET stream is text/event-stream")
+		return
+	}
+	g := newGetStream()
+	replay, ok := sess.attach(g, r.Header.Get(hdrLastEventID))
+	if !ok {
+		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
+		return
+	}
+	sess.enter()
+	defer sess.leave()
+	defer sess.detach(g)
+	hd := w.Header()
+	hd[hdrSessionID] = []string{sess.id}
+	h.pump(w, r, g, replay, nil, true)
+}
+
+// pump writes a standalone stream until it is detached, the client goes
+// away or shutdown begins: the SSE headers, first (optional), the replayed
+// events, then live events and keep-alive comments.
+func (h *Handler) pump(w http.ResponseWriter, r *http.Request, g *getStream, replay []event, first []byte, ids bool) {
+	hd := w.Header()
+	hd["Content-Type"] = ctSSE
+	hd["Cache-Control"] = noCache
+	hd["X-Accel-Buffering"] = noBuffer
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	send := func(e event) bool {
+		id := ""
+		if ids {
+			id = e.id()
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
+		if writeEvent(w, id, e.data) != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if first != nil && !write(first) {
+		return
+	}
+	for _, e := range replay {
+		if !send(e) {
+			return
+		}
+	}
+	if first == nil && len(replay) == 0 && rc.Flush() != nil {
+		return
+	}
+	t := time.NewTicker(h.opts.KeepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case e := <-g.ch:
+			if !send(e) {
+				return
+			}
+		case <-t.C:
+			if !write(keepAlive) {
+				return
+			}
+		case <-g.done:
+			return
+		case <-r.Context().Done():
+			return
+		case <-h.closing:
+			return
+		}
+	}
+}
+
+// delete serves DELETE /mcp: it ends a legacy session (204). Without a
+// session it is 405.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(hdrSessionID)
+	if h.opts.Mode == Simple || sid == "" {
+		h.notAllowed(w)
+		return
+	}
+	sess := h.lookup(sid, h.principal(r))
+	if sess == nil {
+		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
+		return
+	}
+	h.endSession(sess)
+	w.WriteHeader(http.StatusNoContent)
+}

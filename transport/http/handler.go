@@ -1,0 +1,259 @@
+package mcphttp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/wasmcp/wasmcp/protocol"
+)
+
+// Mode selects what the /mcp endpoint speaks.
+type Mode int
+
+const (
+	// Streamable is Streamable HTTP in both eras: legacy sessions with SSE,
+	// GET streams and DELETE, and modern stateless requests.
+	Streamable Mode = iota
+	// Simple answers every POST with one JSON body: no sessions, no SSE, no
+	// requests to the client; GET and DELETE answer 405.
+	Simple
+)
+
+// Options configure a Handler and Serve. Zero values take the defaults
+// named on each field.
+type Options struct {
+	// Mode is Streamable (the default) or Simple.
+	Mode Mode
+	// LegacySSE serves the 2024-11-05 HTTP+SSE pair: GET /sse and
+	// POST /messages?sessionId=….
+	LegacySSE bool
+	// Addr is the address the server listens on. When its host is a
+	// loopback address (or localhost), the Origin and Host allow-lists
+	// default to the loopback names.
+	Addr string
+	// AllowedOrigins lists the Origins browsers may call from: "scheme://host"
+	// (any port) or "scheme://host:port"; "*" allows any; "null" must be
+	// listed to be allowed. Empty means the loopback names (http and https)
+	// on a loopback bind, and no Origin at all otherwise. A request without
+	// Origin is always allowed.
+	AllowedOrigins []string
+	// AllowedHosts lists the Host header values served: "name" (any port)
+	// or "name:port"; "*" allows any. Empty means localhost, 127.0.0.1 and
+	// [::1] with the bound port on a loopback bind, and any Host otherwise.
+	AllowedHosts []string
+	// MaxBody caps a request body; larger ones get 413. 0 means 4 MiB.
+	MaxBody int64
+	// SessionIdle ends a legacy session unused for this long. 0 means 30 min.
+	SessionIdle time.Duration
+	// KeepAlive is the interval of SSE comment lines on quiet streams. 0
+	// means 15 s.
+	KeepAlive time.Duration
+	// ReplayEvents bounds the per-session buffer of SSE events kept for
+	// Last-Event-ID. 0 means 256.
+	ReplayEvents int
+	// ReplayBytes bounds the same buffer in bytes. 0 means 8 MiB.
+	ReplayBytes int
+	// WriteTimeout bounds the write of one SSE event to a client that does
+	// not read. 0 means 30 s.
+	WriteTimeout time.Duration
+	// TLSCert and TLSKey, both set, make Serve speak HTTPS (HTTP/1.1 and
+	// HTTP/2 by ALPN); otherwise it speaks HTTP/1.1 and h2c.
+	TLSCert, TLSKey string
+	// ShutdownGrace is how long Serve lets requests in flight finish once
+	// its context is done, before it ends every session and stops their
+	// guests. 0 means 10 s.
+	ShutdownGrace time.Duration
+	// Principal names the authenticated caller of a request; sessions
+	// belong to the principal that opened them. Nil means everyone is "".
+	Principal func(*http.Request) string
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.MaxBody <= 0 {
+		o.MaxBody = 4 << 20
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 30 * time.Minute
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 15 * time.Second
+	}
+	if o.ReplayEvents <= 0 {
+		o.ReplayEvents = 256
+	}
+	if o.ReplayBytes <= 0 {
+		o.ReplayBytes = 8 << 20
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Handler is the HTTP handler of an MCP server. It is safe for concurrent
+// use. Close it to end its sessions.
+type Handler struct {
+	srv     *protocol.Server
+	opts    Options
+	log     *slog.Logger
+	origins originPolicy
+	hosts   hostPolicy
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	sweeping bool
+
+	closingCtx context.Context // done when shutdown begins
+	closing    <-chan struct{} // closingCtx.Done()
+	beginClose context.CancelFunc
+	closed     chan struct{} // closed by Close
+	endOnce    sync.Once
+	active     sync.WaitGroup // requests in ServeHTTP and background work
+}
+
+// New creates the handler serving srv.
+func New(srv *protocol.Server, opts Options) *Handler {
+	opts.defaults()
+	h := &Handler{
+		srv:      srv,
+		opts:     opts,
+		log:      opts.Logger,
+		sessions: map[string]*session{},
+		closed:   make(chan struct{}),
+	}
+	h.closingCtx, h.beginClose = context.WithCancel(context.Background())
+	h.closing = h.closingCtx.Done()
+	h.origins = newOriginPolicy(opts.AllowedOrigins, opts.Addr)
+	h.hosts = newHostPolicy(opts.AllowedHosts, opts.Addr)
+	return h
+}
+
+// BeginShutdown ends the streams that never end by themselves (GET
+// streams, the 2024-11-05 SSE pair, subscriptions/listen) so that a
+// graceful shutdown can complete; requests in flight continue.
+func (h *Handler) BeginShutdown() {
+	h.beginClose()
+}
+
+// Close ends every session — their calls in flight are canceled and their
+// guests stopped, their pending requests to the client fail — and stops
+// the idle sweeper. Requests already being served finish on their own.
+func (h *Handler) Close() {
+	h.BeginShutdown()
+	h.endOnce.Do(func() { close(h.closed) })
+	h.mu.Lock()
+	all := make([]*session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		h.endSession(s)
+	}
+}
+
+// wait waits up to d for the requests and background work in flight.
+func (h *Handler) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		h.active.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// ServeHTTP routes a request: the Host and Origin checks, then /mcp (and,
+// when enabled, /sse and /messages).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.active.Add(1)
+	defer h.active.Done()
+	if !h.hosts.allow(r.Host) {
+		writeError(w, http.StatusForbidden, nil, protocol.CodeInvalidRequest, "Forbidden: Host header "+clip(r.Host)+" is not allowed")
+		return
+	}
+	if o, ok := r.Header["Origin"]; ok {
+		if len(o) != 1 || !h.origins.allow(o[0]) {
+			writeError(w, http.StatusForbidden, nil, protocol.CodeInvalidRequest, "Forbidden: Origin is not allowed")
+			return
+		}
+		cors(w, r, o[0])
+		if r.Method == http.MethodOptions {
+			preflight(w, r)
+			return
+		}
+	}
+	switch r.URL.Path {
+	case "/mcp":
+		switch r.Method {
+		case http.MethodPost:
+			h.post(w, r)
+		case http.MethodGet:
+			h.get(w, r)
+		case http.MethodDelete:
+			h.delete(w, r)
+		case http.MethodOptions:
+			w.Header().Set("Allow", h.allow())
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			h.notAllowed(w)
+		}
+	case "/sse":
+		if !h.opts.LegacySSE || h.opts.Mode == Simple {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			writeError(w, http.StatusMethodNotAllowed, nil, protocol.CodeInvalidRequest, "Method not allowed")
+			return
+		}
+		h.pairOpen(w, r)
+	case "/messages":
+		if !h.opts.LegacySSE || h.opts.Mode == Simple {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeError(w, http.StatusMethodNotAllowed, nil, protocol.CodeInvalidRequest, "Method not allowed")
+			return
+		}
+		h.pairPost(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *Handler) allow() string {
+	if h.opts.Mode == Simple {
+		return "POST, OPTIONS"
+	}
+	return "POST, GET, DELETE, OPTIONS"
+}
+
+func (h *Handler) notAllowed(w http.ResponseWriter) {
+	w.Header().Set("Allow", h.allow())
+	writeError(w, http.StatusMethodNotAllowed, nil, protocol.CodeInvalidRequest, "Method not allowed")
+}
+
+func (h *Handler) principal(r *http.Request) string {
+	if h.opts.Principal == nil {
+		return ""
+	}
+	return h.opts.Principal(r)
+}

@@ -1,0 +1,81 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/wasmcp/wasmcp/protocol"
+)
+
+// Serve serves srv on ln until ctx is done, then shuts down gracefully: it
+// stops accepting, ends the streams that never end by themselves, lets
+// requests in flight finish for up to opts.ShutdownGrace, then ends every
+// session (stopping their guests), closes the remaining connections
+// (canceling the 2026-07-28 calls still running) and returns. It speaks
+// HTTP/1.1 and HTTP/2: over TLS when opts.TLSCert and opts.TLSKey are set,
+// else HTTP/2 without TLS (h2c, prior knowledge).
+func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Options) error {
+	if opts.Addr == "" {
+		opts.Addr = ln.Addr().String()
+	}
+	opts.defaults()
+	h := New(srv, opts)
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+	}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	useTLS := opts.TLSCert != "" || opts.TLSKey != ""
+	if useTLS {
+		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return fmt.Errorf("mcphttp: loading the TLS certificate: %w", err)
+		}
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		protos.SetHTTP2(true)
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+	}
+	hs.Protocols = &protos
+	hs.RegisterOnShutdown(h.BeginShutdown)
+
+	errc := make(chan error, 1)
+	go func() {
+		if useTLS {
+			errc <- hs.ServeTLS(ln, "", "")
+		} else {
+			errc <- hs.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		h.Close()
+		return fmt.Errorf("mcphttp: serving: %w", err)
+	case <-ctx.Done():
+	}
+	opts.Logger.Info("shutting down HTTP", "grace", opts.ShutdownGrace)
+	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	err := hs.Shutdown(grace)
+	cancel()
+	if err != nil {
+		opts.Logger.Warn("requests still running after the shutdown grace; stopping them", "err", err)
+	}
+	h.Close()
+	_ = hs.Close()
+	if !h.wait(5 * time.Second) {
+		opts.Logger.Warn("some requests did not end after shutdown")
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("mcphttp: serving: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wasmcp/wasmcp/protocol"
+)
+
+// errNoStream fails a message that has no stream to the client: the
+// request's answer is plain JSON and the session has no GET stream.
+var errNoStream = errors.New("no stream to the client: the response is plain JSON and no GET stream is open")
+
+// event is one SSE event of a legacy session. Stream 0 is the session's
+// standalone (GET) stream; POST streams are numbered from 1.
+type event struct {
+	stream, seq uint64
+	data        []byte
+}
+
+// id is the event's SSE id, "<stream>-<seq>".
+func (e event) id() string {
+	b := make([]byte, 0, 24)
+	b = strconv.AppendUint(b, e.stream, 10)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, e.seq, 10)
+	return string(b)
+}
+
+// parseEventID reads a Last-Event-ID written by event.id.
+func parseEventID(s string) (stream, seq uint64, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSpace(s), "-")
+	if !found {
+		return 0, 0, false
+	}
+	st, err1 := strconv.ParseUint(a, 10, 64)
+	sq, err2 := strconv.ParseUint(b, 10, 64)
+	return st, sq, err1 == nil && err2 == nil
+}
+
+// ring is the bounded replay buffer of a session, oldest first.
+type ring struct {
+	buf            []event
+	start, n       int
+	bytes          int
+	maxN, maxBytes int
+}
+
+func (r *ring) add(e event) {
+	if r.buf == nil {
+		r.buf = make([]event, r.maxN)
+	}
+	for r.n > 0 && (r.n == r.maxN || r.bytes+len(e.data) > r.maxBytes) {
+		r.bytes -= len(r.buf[r.start].data)
+		r.buf[r.start] = event{}
+		r.start = (r.start + 1) % r.maxN
+		r.n--
+	}
+	r.buf[(r.start+r.n)%r.maxN] = e
+	r.n++
+	r.bytes += len(e.data)
+}
+
+// after returns the buffered events of a stream after seq, oldest first.
+func (r *ring) after(stream, seq uint64) []event {
+	var out []event
+	for i := 0; i < r.n; i++ {
+		e := r.buf[(r.start+i)%r.maxN]
+		if e.stream == stream && e.seq > seq {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// getStream is an attached standalone SSE stream: the session pushes events
+// into ch and the GET handler writes them. A stream that falls behind is
+// detached (done is closed); its client reconnects with Last-Event-ID.
+type getStream struct {
+	ch   chan event
+	done chan struct{}
+	once sync.Once
+}
+
+func newGetStream() *getStream {
+	return &getStream{ch: make(chan event, 256), done: make(chan struct{})}
+}
+
+func (g *getStream) kick() { g.once.Do(func() { close(g.done) }) }
+
+// session is a legacy-era session over HTTP.
+type session struct {
+	id        string
+	ps        *protocol.Session
+	principal string
+	pair      bool // belongs to the 2024-11-05 SSE pair: events carry no id
+
+	lastSeen atomic.Int64 // unix nanoseconds
+	busy     atomic.Int32 // POSTs in flight and open GET streams
+	remove   func()       // unregisters the list_changed listener
+
+	mu         sync.Mutex
+	ring       ring
+	nextStream uint64
+	seq0       uint64
+	get        *getStream
+	everGet    bool
+	closed     bool
+}
+
+func (h *Handler) newSession(ps *protocol.Session, principal string, pair bool) *session {
+	s := &session{id: ps.ID, ps: ps, principal: principal, pair: pair,
+		ring: ring{maxN: h.opts.ReplayEvents, maxBytes: h.opts.ReplayBytes}}
+	s.touch()
+	return s
+}
+
+// register makes the session known and subscribes it to list changes and
+// resource updates.
+func (h *Handler) register(s *session) {
+	s.remove = h.srv.AddListener(&protocol.Listener{
+		Session: s.ps, Tools: true, Prompts: true, Resources: true,
+		Send: func(msg []byte) { _ = s.sendStandalone(msg) },
+	})
+	h.mu.Lock()
+	h.sessions[s.id] = s
+	startSweep := !h.sweeping
+	h.sweeping = true
+	h.mu.Unlock()
+	if startSweep {
+		h.active.Add(1)
+		go h.sweep()
+	}
+}
+
+// lookup finds a session owned by principal.
+func (h *Handler) lookup(id, principal string) *session {
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil || s.principal != principal {
+		return nil
+	}
+	s.touch()
+	return s
+}
+
+// endSession forgets a session and closes it: its calls are canceled, its
+// pending requests to the client fail, its GET stream ends.
+func (h *Handler) endSession(s *session) {
+	h.mu.Lock()
+	if h.sessions[s.id] == s {
+		delete(h.sessions, s.id)
+	}
+	h.mu.Unlock()
+	s.close()
+}
+
+func (s *session) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	if s.get != nil {
+		s.get.kick()
+		s.get = nil
+	}
+	s.mu.Unlock()
+	if s.remove != nil {
+		s.remove()
+	}
+	s.ps.Close()
+}
+
+func (s *session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
+
+// enter and leave bracket a POST or a GET stream; a busy session does not
+// expire.
+func (s *session) enter() { s.busy.Add(1); s.touch() }
+func (s *session) leave() { s.busy.Add(-1); s.touch() }
+
+// sweep ends sessions idle longer than SessionIdle until the handler
+// closes.
+func (h *Handler) sweep() {
+	defer h.active.Done()
+	every := min(max(h.opts.SessionIdle/4, 10*time.Millisecond), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.closed:
+			return
+		case now := <-t.C:
+			limit := now.Add(-h.opts.SessionIdle).UnixNano()
+			var idle []*session
+			h.mu.Lock()
+			for _, s := range h.sessions {
+				if s.busy.Load() == 0 && s.lastSeen.Load() < limit {
+					idle = append(idle, s)
+				}
+			}
+			h.mu.Unlock()
+			for _, s := range idle {
+				h.log.Debug("session expired", "session", s.id)
+				h.endSession(s)
+			}
+		}
+	}
+}
+
+// sendStandalone sends a message on the session's standalone stream. It is
+// recorded for replay; it fails only when the session has never had a GET
+// stream to deliver it on.
+func (s *session) sendStandalone(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return protocol.ErrSessionClosed
+	}
+	s.seq0++
+	e := event{stream: 0, seq: s.seq0, data: msg}
+	if !s.pair {
+		s.ring.add(e)
+	}
+	s.pushLocked(e)
+	if !s.everGet {
+		return errNoStream
+	}
+	return nil
+}
+
+// pushLocked hands an event to the attached GET stream, detaching a stream
+// that cannot keep up.
+func (s *session) pushLocked(e event) {
+	if s.get == nil {
+		return
+	}
+	select {
+	case s.get.ch <- e:
+	default:
+		s.get.kick()
+		s.get = nil
+	}
+}
+
+// newStream numbers a POST's SSE stream.
+func (s *session) newStream() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextStream++
+	return s.nextStream
+}
+
+// record keeps a POST stream's event for replay; when the POST's client is
+// gone the event is also handed to the GET stream, so that a client that
+// resumed with Last-Event-ID still gets the rest of the exchange.
+func (s *session) record(e event, orphan bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ring.add(e)
+	if orphan && !s.closed {
+		s.pushLocked(e)
+	}
+}
+
+// attach makes g the session's standalone stream (replacing any other) and
+// returns the events to replay first for Last-Event-ID (none when "").
+func (s *session) attach(g *getStream, lastEventID string) ([]event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false
+	}
+	var replay []event
+	if st, sq, ok := parseEventID(lastEventID); ok {
+		replay = s.ring.after(st, sq)
+	}
+	if s.get != nil {
+		s.get.kick()
+	}
+	s.get, s.everGet = g, true
+	return replay, true
+}
+
+// detach drops g if it is still the standalone stream.
+func (s *session) detach(g *getStream) {
+	s.mu.Lock()
+	if s.get == g {
+		s.get = nil
+	}
+	s.mu.Unlock()
+	g.kick()
+}
+
+// standalone is the protocol.Stream of a legacy request answered with
+// plain JSON: its messages go on the session's GET stream.
+type standalone struct{ s *session }
+
+func (st standalone) Send(_ context.Context, msg []byte) error { return st.s.sendStandalone(msg) }
