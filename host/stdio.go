@@ -227,4 +227,3 @@ func (w *logWriter) lastLine() string {
 	defer w.c.mu.Unlock()
 	return shorten(w.last)
 }
-
