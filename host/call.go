@@ -348,7 +348,7 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 			answer(errorLine(id, -32603, "no client is attached to this call", nil))
 			return
 		}
-		res, err := c.peer.Request(context.WithValue(c.ctx, inputKeyCtx{}, key), method, params)
+		res, err := c.peer.Request(WithInputKey(c.ctx, key), method, params)
 		if err != nil {
 			var ae *abi.Error
 			switch {

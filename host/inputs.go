@@ -47,6 +47,13 @@ func InputKey(ctx context.Context) string {
 	return k
 }
 
+// WithInputKey returns ctx carrying key as the guest request key that
+// InputKey reports. The host sets it for every Peer.Request; other
+// implementations of a module (tests, adapters) use it to do the same.
+func WithInputKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, inputKeyCtx{}, key)
+}
+
 // inputKey turns a guest request id into its key. ok is false for an id
 // that is neither a string nor an integer.
 func inputKey(id []byte) (string, bool) {

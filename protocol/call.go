@@ -19,7 +19,11 @@ func (r *request) invoke(mod Module, method string) (*host.Reply, error) {
 	if r.sess != nil {
 		defer r.sess.track(r.msg.ID, cancel)()
 	}
-	return mod.Call(ctx, method, r.msg.Params, &peer{r: r})
+	params := r.msg.Params
+	if r.guestParams != nil {
+		params = r.guestParams
+	}
+	return mod.Call(ctx, method, params, &peer{r: r, mod: mod})
 }
 
 // canceled reports whether err ended a call the client canceled; such a
@@ -41,6 +45,9 @@ func (r *request) callTool() Response {
 			return r.ok(toolError("Invalid arguments for tool "+r.p.Name+": "+err.Error()), false)
 		}
 	}
+	if err := r.prepareInputs(); err != nil {
+		return r.fail(err)
+	}
 	reply, err := r.invoke(e.mod, abi.MethodToolsCall)
 	if err != nil {
 		if canceled(err) {
@@ -48,6 +55,9 @@ func (r *request) callTool() Response {
 		}
 		r.srv.log.Warn("tool call failed", "tool", r.p.Name, "err", err)
 		return r.ok(toolError(err.Error()), false)
+	}
+	if len(reply.InputRequests) > 0 {
+		return r.inputRequired(reply)
 	}
 	if reply.Error != nil {
 		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
@@ -119,9 +129,15 @@ func (r *request) readResource() Response {
 	if mod == nil {
 		return r.fail(r.notFound(uri))
 	}
+	if err := r.prepareInputs(); err != nil {
+		return r.fail(err)
+	}
 	reply, err := r.invoke(mod, abi.MethodResourceRead)
 	if err != nil {
 		return r.guestFailure(err)
+	}
+	if len(reply.InputRequests) > 0 {
+		return r.inputRequired(reply)
 	}
 	if reply.Error != nil {
 		if reply.Error.Code == CodeInvalidParams || reply.Error.Code == CodeResourceNotFound {
@@ -129,7 +145,7 @@ func (r *request) readResource() Response {
 		}
 		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
 	}
-	return r.ok(reply.Result, true)
+	return r.done(reply.Result, true)
 }
 
 // notFound is the resource-not-found error of the request's revision.
@@ -156,9 +172,15 @@ func (r *request) getPrompt() Response {
 	if !ok {
 		return r.fail(errorf(CodeInvalidParams, "Unknown prompt: "+r.p.Name))
 	}
+	if err := r.prepareInputs(); err != nil {
+		return r.fail(err)
+	}
 	reply, err := r.invoke(e.mod, abi.MethodPromptsGet)
 	if err != nil {
 		return r.guestFailure(err)
+	}
+	if len(reply.InputRequests) > 0 {
+		return r.inputRequired(reply)
 	}
 	if reply.Error != nil {
 		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
@@ -200,10 +222,18 @@ func (r *request) complete() Response {
 }
 
 // peer carries a guest's messages to the request's client.
-type peer struct{ r *request }
+type peer struct {
+	r   *request
+	mod Module // the module the guest runs
+}
 
 func (p *peer) Notify(ctx context.Context, method string, params []byte) {
 	r := p.r
+	switch method {
+	case abi.MethodToolsListChanged, abi.MethodPromptsListChanged, abi.MethodResourcesListChanged, abi.MethodResourceUpdated:
+		p.guestNotify(method, params)
+		return
+	}
 	if r.stream == nil {
 		return
 	}
@@ -263,20 +293,10 @@ func (r *request) currentLevel() int {
 func (p *peer) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
 	r := p.r
 	if r.era == Modern {
-		return nil, &abi.Error{Code: CodeMethodNotFound, Message: "requests to the client are not available in the 2026-07-28 era on this transport"}
+		return p.modernRequest(ctx, method, params)
 	}
-	var declared bool
-	var capName string
-	switch method {
-	case abi.MethodSample:
-		declared, capName = r.caps.Sampling, "sampling"
-	case abi.MethodElicit:
-		declared, capName = r.caps.Elicitation, "elicitation"
-	case abi.MethodListRoots:
-		declared, capName = r.caps.Roots, "roots"
-	}
-	if !declared {
-		return nil, &abi.Error{Code: CodeMethodNotFound, Message: "the client did not declare the " + capName + " capability"}
+	if e := r.requiredCapability(method, params); e != nil {
+		return nil, e
 	}
 	if r.sess == nil || r.stream == nil {
 		return nil, &abi.Error{Code: CodeInternalError, Message: "no stream to the client for this request"}

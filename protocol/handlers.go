@@ -27,6 +27,7 @@ func init() {
 		"prompts/list":             (*request).listPrompts,
 		"prompts/get":              (*request).getPrompt,
 		"completion/complete":      (*request).complete,
+		"subscriptions/listen":     (*request).listen,
 	}
 }
 
@@ -35,12 +36,13 @@ func (r *request) empty() Response { return r.ok([]byte("{}"), false) }
 // capabilities are the server capabilities for a revision.
 func (r *request) capabilities() map[string]any {
 	caps := map[string]any{
-		"tools":     map[string]any{"listChanged": true},
-		"resources": map[string]any{"listChanged": true},
+		"tools": map[string]any{"listChanged": true},
+		// subscribe: resources/subscribe (legacy), resourceSubscriptions
+		// on subscriptions/listen (modern).
+		"resources": map[string]any{"listChanged": true, "subscribe": true},
 		"prompts":   map[string]any{"listChanged": true},
 	}
 	if r.era == Legacy {
-		caps["resources"] = map[string]any{"listChanged": true, "subscribe": true}
 		caps["logging"] = map[string]any{}
 	}
 	if r.cat.HasCompletions() {

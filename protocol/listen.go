@@ -3,7 +3,7 @@ package protocol
 import (
 	"bytes"
 
-	"github.com/bytedance/sonic"
+	"github.com/wasmcp/wasmcp/abi"
 )
 
 // Listener receives the notifications that belong to no request: list
@@ -17,7 +17,13 @@ type Listener struct {
 	Tools, Prompts, Resources bool
 	// URIs selects resources/updated for these URIs.
 	URIs map[string]bool
-	// Send delivers one notification (a complete JSON-RPC message).
+	// SubscriptionID, when set, is the raw id of the subscriptions/listen
+	// request the listener serves; every notification then carries it in
+	// params._meta (io.modelcontextprotocol/subscriptionId).
+	SubscriptionID []byte
+	// Send delivers one notification (a complete JSON-RPC message). It is
+	// called from the goroutine that caused the notification and must not
+	// block for long.
 	Send func(msg []byte)
 }
 
@@ -45,28 +51,17 @@ func (s *Server) SetCatalog(c *Catalog) {
 			updated = append(updated, uri)
 		}
 	}
-	s.mu.Lock()
-	ls := make([]*Listener, 0, len(s.listeners))
-	for l := range s.listeners {
-		ls = append(ls, l)
+	if tools {
+		s.broadcast(abi.MethodToolsListChanged, "")
 	}
-	s.mu.Unlock()
-	for _, l := range ls {
-		if tools && l.Tools {
-			l.Send(Notification("notifications/tools/list_changed", nil))
-		}
-		if prompts && l.Prompts {
-			l.Send(Notification("notifications/prompts/list_changed", nil))
-		}
-		if resources && l.Resources {
-			l.Send(Notification("notifications/resources/list_changed", nil))
-		}
-		for _, uri := range updated {
-			if l.URIs[uri] || (l.Session != nil && l.Session.Subscribed(uri)) {
-				p, _ := sonic.Marshal(map[string]string{"uri": uri})
-				l.Send(Notification("notifications/resources/updated", p))
-			}
-		}
+	if prompts {
+		s.broadcast(abi.MethodPromptsListChanged, "")
+	}
+	if resources {
+		s.broadcast(abi.MethodResourcesListChanged, "")
+	}
+	for _, uri := range updated {
+		s.broadcast(abi.MethodResourceUpdated, uri)
 	}
 }
 

@@ -24,6 +24,13 @@ type Options struct {
 	CacheTTL time.Duration
 	// Logger receives protocol events; nil means slog.Default().
 	Logger *slog.Logger
+	// StateKey is the HMAC-SHA256 key that seals the requestState of
+	// input_required results; replicas behind one address must share it.
+	// Empty means 32 random bytes, so states do not survive a restart.
+	StateKey []byte
+	// StateTTL is how long a requestState stays valid; 0 means
+	// DefaultStateTTL (10 minutes).
+	StateTTL time.Duration
 }
 
 // Server answers MCP requests from the current Catalog. It is safe for
@@ -37,6 +44,10 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[*Listener]struct{}
+
+	sealer   *sealer       // seals MRTR request states
+	subsDone chan struct{} // closed by CloseSubscriptions
+	subsOnce sync.Once
 }
 
 // NewServer creates a server with an empty catalog.
@@ -56,7 +67,8 @@ func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{}}
+	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{},
+		sealer: newSealer(opts.StateKey, opts.StateTTL), subsDone: make(chan struct{})}
 	s.serverInfo, _ = sonic.Marshal(map[string]string{"name": opts.Name, "version": opts.Version})
 	s.metaInfo = append(append([]byte(`"_meta":{"`+MetaServerInfo+`":`), s.serverInfo...), '}')
 	empty, _ := NewCatalog(nil, s.log)
@@ -123,9 +135,11 @@ type params struct {
 		Name  string `json:"name"`
 		Value string `json:"value"`
 	} `json:"argument"`
-	Task          rawValue `json:"task"`
-	TaskID        string   `json:"taskId"`
-	Notifications rawValue `json:"notifications"`
+	Task           rawValue `json:"task"`
+	TaskID         string   `json:"taskId"`
+	Notifications  rawValue `json:"notifications"`
+	InputResponses rawValue `json:"inputResponses"`
+	RequestState   *string  `json:"requestState"`
 }
 
 type metaParams struct {
@@ -134,6 +148,7 @@ type metaParams struct {
 	ClientCapabilities rawValue `json:"io.modelcontextprotocol/clientCapabilities"`
 	ClientInfo         rawValue `json:"io.modelcontextprotocol/clientInfo"`
 	LogLevel           rawValue `json:"io.modelcontextprotocol/logLevel"`
+	GuestState         rawValue `json:"wasmcp/state"`
 }
 
 // request is the context of one request being served.
@@ -151,6 +166,11 @@ type request struct {
 	logLevel int
 	token    []byte // progress token
 	hint     Hint
+	// inputs is the MRTR state of a modern tools/call, prompts/get or
+	// resources/read; guestParams, when set, replace msg.Params for the
+	// guest (a retry handing the guest its state).
+	inputs      *inputRound
+	guestParams []byte
 }
 
 // Methods by era.
