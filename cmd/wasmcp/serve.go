@@ -87,15 +87,12 @@ Flags:
 	log := engine.Logger()
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log})
 	reg := registry.New(*tools, engine, srv, log)
+	// Hot reload: --watch follows the directory, SIGHUP reloads it once.
+	// Started before the initial load, which it waits for.
+	stopFollowing := followTools(ctx, reg, *tools, *watch, log)
+	defer stopFollowing()
 	if err := reg.Load(ctx); err != nil {
 		return err
-	}
-	if *watch {
-		go func() {
-			if err := reg.Watch(ctx); err != nil {
-				log.Error("watching the tools directory failed", "dir", *tools, "err", err)
-			}
-		}()
 	}
 	if *httpAddr != "" {
 		if *useStdio {

@@ -1,37 +1,60 @@
 // Package registry keeps the modules of a tools directory loaded: it
 // compiles every .wasm file in the directory through a host.Engine, builds
 // the protocol catalog from them and installs it on the protocol.Server.
+//
+// While serving, Watch follows the directory (hot reload): a new or changed
+// module is compiled and validated off the request path and only then
+// swapped in with one atomic catalog swap; a module that fails to load is
+// refused and its previous version keeps serving; a deleted module's tools,
+// resources and prompts go away. Calls already running finish on the
+// version they started with: the registry counts the calls running on each
+// module and closes a replaced module only after its last call ends.
 package registry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
-// Registry maps the files of one tools directory to loaded modules.
+// Registry maps the files of one tools directory to loaded modules. It is
+// safe for concurrent use; loads are serialized.
 type Registry struct {
 	dir    string
 	engine *host.Engine
 	srv    *protocol.Server
 	log    *slog.Logger
 
+	// syncMu serializes loads (Load, Reload, the watcher): a load compiles
+	// while holding it, the request path never takes it.
+	syncMu sync.Mutex
+
 	mu      sync.Mutex
-	modules map[string]*entry // by file name
+	modules map[string]*entry // by file name; guarded by mu, written under syncMu too
+
+	published bool         // a catalog was published; guarded by syncMu
+	open      atomic.Int64 // modules loaded and not yet closed
 }
 
+// entry is the loaded version of one file.
 type entry struct {
-	mod  *host.Module
-	hash string
+	mod  *module
+	id   string // sha256 of the module bytes and of its policy file
+	stat fileStat
 }
 
 // New creates a registry for dir. Nothing is loaded until Load.
@@ -61,69 +84,57 @@ func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Modu
 	return engine.Load(ctx, ModuleName(path), wasm, pol)
 }
 
-// Load loads every .wasm file in the directory. A module that fails to load
-// is logged and skipped; Load fails only if the directory cannot be read.
+// Load loads every module in the directory and publishes the catalog. A
+// module that fails to load is logged and skipped; Load fails only if the
+// directory cannot be read.
 func (r *Registry) Load(ctx context.Context) error {
+	return r.Reload(ctx)
+}
+
+// Reload brings the registry in line with the directory once: new and
+// changed files are loaded, deleted ones removed, and the catalog is
+// published if anything changed (the SIGHUP action). A file that is still
+// being written is retried a few times, one settle window apart.
+func (r *Registry) Reload(ctx context.Context) error {
 	files, err := r.scan()
 	if err != nil {
 		return err
 	}
+	files = r.withLoaded(files)
+	for try := 1; ; try++ {
+		files = r.sync(ctx, files)
+		if len(files) == 0 {
+			return nil
+		}
+		if try == maxUnstableTries {
+			for _, f := range files {
+				r.log.Warn("module file keeps changing; not loaded", "file", filepath.Join(r.dir, f))
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(DefaultSettle):
+		}
+	}
+}
+
+// maxUnstableTries bounds Reload's retries of a file still being written.
+const maxUnstableTries = 20
+
+// Close closes every loaded module once its running calls end. The
+// registry must not be used afterwards.
+func (r *Registry) Close() {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, f := range files {
-		r.loadLocked(ctx, f)
+	mods := r.modules
+	r.modules = map[string]*entry{}
+	r.mu.Unlock()
+	for _, e := range mods {
+		e.mod.retire()
 	}
-	r.publishLocked()
-	return nil
-}
-
-func (r *Registry) scan() ([]string, error) {
-	ents, err := os.ReadDir(r.dir)
-	if err != nil {
-		return nil, fmt.Errorf("tools directory: %w", err)
-	}
-	var files []string
-	for _, e := range ents {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".wasm") {
-			files = append(files, e.Name())
-		}
-	}
-	sort.Strings(files)
-	return files, nil
-}
-
-// loadLocked (re)loads one file; on failure the previous version, if any,
-// keeps serving.
-func (r *Registry) loadLocked(ctx context.Context, file string) bool {
-	path := filepath.Join(r.dir, file)
-	m, err := LoadFile(ctx, r.engine, path)
-	if err != nil {
-		var ge *host.GuestError
-		reason := err.Error()
-		if errors.As(err, &ge) {
-			reason = ge.Msg
-		}
-		r.log.Error("module refused", "file", path, "reason", reason)
-		return false
-	}
-	if old, ok := r.modules[file]; ok && old.hash == m.Hash() {
-		_ = m.Close(ctx)
-		return false
-	}
-	r.modules[file] = &entry{mod: m, hash: m.Hash()}
-	return true
-}
-
-// publishLocked builds a catalog from the loaded modules and installs it.
-func (r *Registry) publishLocked() {
-	mods := make([]protocol.Module, 0, len(r.modules))
-	for _, e := range r.modules {
-		mods = append(mods, e.mod)
-	}
-	cat, _ := protocol.NewCatalog(mods, r.log)
-	r.srv.SetCatalog(cat)
-	t, res, p := cat.Counts()
-	r.log.Info("catalog published", "modules", len(mods), "tools", t, "resources", res, "prompts", p)
 }
 
 // Modules returns the loaded modules by file name.
@@ -132,7 +143,362 @@ func (r *Registry) Modules() map[string]*host.Module {
 	defer r.mu.Unlock()
 	out := make(map[string]*host.Module, len(r.modules))
 	for f, e := range r.modules {
-		out[f] = e.mod
+		out[f] = e.mod.Module
 	}
 	return out
+}
+
+// moduleFile reports whether a directory entry name is a module file.
+// Hidden files (a leading '.') are never loaded, so a deploy may write
+// ".name.wasm" and rename it to "name.wasm".
+func moduleFile(name string) bool {
+	return strings.HasSuffix(name, ".wasm") && len(name) > len(".wasm") && !strings.HasPrefix(name, ".")
+}
+
+// policySuffix ends the name of a module's policy file.
+const policySuffix = ".policy.toml"
+
+// fileFor maps a directory entry name to the module file it concerns: the
+// module itself, or the module a policy file belongs to; "" for anything
+// else.
+func fileFor(name string) string {
+	switch {
+	case strings.HasPrefix(name, "."):
+		return ""
+	case strings.HasSuffix(name, policySuffix):
+		if f := strings.TrimSuffix(name, policySuffix) + ".wasm"; moduleFile(f) {
+			return f
+		}
+	case moduleFile(name):
+		return name
+	}
+	return ""
+}
+
+// scan lists the module files of the directory (top level only; regular
+// files and symbolic links to them).
+func (r *Registry) scan() ([]string, error) {
+	ents, err := os.ReadDir(r.dir)
+	if err != nil {
+		return nil, fmt.Errorf("tools directory: %w", err)
+	}
+	var files []string
+	for _, e := range ents {
+		if !moduleFile(e.Name()) {
+			continue
+		}
+		if e.Type().IsRegular() {
+			files = append(files, e.Name())
+		} else if e.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(filepath.Join(r.dir, e.Name())); err == nil && st.Mode().IsRegular() {
+				files = append(files, e.Name())
+			}
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// withLoaded adds the loaded files to files (so that deleted ones are
+// synced too), sorted and without duplicates.
+func (r *Registry) withLoaded(files []string) []string {
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		seen[f] = true
+	}
+	r.mu.Lock()
+	for f := range r.modules {
+		if !seen[f] {
+			files = append(files, f)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(files)
+	return files
+}
+
+// current is the loaded module of a file, nil if none.
+func (r *Registry) current(file string) *module {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.modules[file]; ok {
+		return e.mod
+	}
+	return nil
+}
+
+// outcome is what syncing one file did.
+type outcome int
+
+const (
+	unchanged outcome = iota // nothing to do, or refused (the old version stays)
+	loaded                   // a new version is ready to swap in
+	removed                  // the file is gone
+	unstable                 // the file changed while it was read or compiled: retry later
+)
+
+// sync loads, replaces or removes the given files, publishes one catalog
+// for all the changes and retires the replaced modules. It returns the
+// files that were still changing, to be synced again later.
+func (r *Registry) sync(ctx context.Context, files []string) (retry []string) {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	var retired []*module
+	changed := false
+	for _, f := range files {
+		out, e := r.syncFile(ctx, f)
+		switch out {
+		case unstable:
+			retry = append(retry, f)
+		case loaded:
+			r.mu.Lock()
+			old := r.modules[f]
+			r.modules[f] = e
+			r.mu.Unlock()
+			if old != nil {
+				retired = append(retired, old.mod)
+				r.log.Info("module replaced", "file", filepath.Join(r.dir, f), "sha256", e.mod.Hash()[:12], "was", old.mod.Hash()[:12])
+			} else {
+				r.log.Info("module added", "file", filepath.Join(r.dir, f), "sha256", e.mod.Hash()[:12])
+			}
+			changed = true
+		case removed:
+			r.mu.Lock()
+			old := r.modules[f]
+			delete(r.modules, f)
+			r.mu.Unlock()
+			if old != nil {
+				retired = append(retired, old.mod)
+				r.log.Info("module removed", "file", filepath.Join(r.dir, f))
+				changed = true
+			}
+		}
+	}
+	if changed || !r.published {
+		r.publish()
+		r.published = true
+	}
+	// After the swap no new call finds the retired modules in the catalog;
+	// each closes when its last running call ends.
+	for _, m := range retired {
+		m.retire()
+	}
+	return retry
+}
+
+// syncFile reads and, if it changed, loads one file.
+func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) {
+	path := filepath.Join(r.dir, file)
+	r.mu.Lock()
+	old := r.modules[file]
+	r.mu.Unlock()
+
+	st, err := statFile(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.regular) {
+		return removed, nil
+	}
+	if err != nil {
+		r.log.Error("module refused", "file", path, "reason", err.Error())
+		return unchanged, nil
+	}
+	if old != nil && old.stat == st && old.id == r.policyID(old.id, path) {
+		return unchanged, nil
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return r.refuse(path, st, err)
+	}
+	polBytes, err := os.ReadFile(PolicyFile(path))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return r.refuse(path, st, fmt.Errorf("policy file: %w", err))
+	}
+	if !r.stable(path, st) {
+		return unstable, nil
+	}
+	id := contentID(wasm, polBytes)
+	if old != nil && old.id == id {
+		// Touched, or written again with the same bytes: keep serving the
+		// loaded version.
+		r.mu.Lock()
+		old.stat = st
+		r.mu.Unlock()
+		return unchanged, nil
+	}
+	pol, err := LoadPolicy(path)
+	if err != nil {
+		return r.refuse(path, st, fmt.Errorf("policy: %w", err))
+	}
+	m, err := r.engine.Load(ctx, ModuleName(file), wasm, pol)
+	if err != nil {
+		return r.refuse(path, st, err)
+	}
+	if !r.stable(path, st) {
+		_ = m.Close(ctx)
+		return unstable, nil
+	}
+	r.open.Add(1)
+	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, id: id, stat: st}
+}
+
+// refuse logs why a file was not loaded, unless the file changed meanwhile
+// (a write still in progress), in which case it is retried.
+func (r *Registry) refuse(path string, st fileStat, err error) (outcome, *entry) {
+	if !r.stable(path, st) {
+		return unstable, nil
+	}
+	reason := err.Error()
+	var ge *host.GuestError
+	if errors.As(err, &ge) {
+		reason = ge.Msg
+	}
+	if old := r.current(filepath.Base(path)); old != nil {
+		r.log.Error("module refused; the previous version keeps serving", "file", path, "reason", reason, "serving", old.Hash()[:12])
+	} else {
+		r.log.Error("module refused", "file", path, "reason", reason)
+	}
+	return unchanged, nil
+}
+
+// stable reports whether the file still has the stat it had when reading
+// began.
+func (r *Registry) stable(path string, st fileStat) bool {
+	now, err := statFile(path)
+	return err == nil && now == st
+}
+
+// policyID recomputes an entry's id when its policy file may have changed:
+// the module bytes' part is kept (the module file's stat is unchanged), the
+// policy part is read again.
+func (r *Registry) policyID(oldID, path string) string {
+	pol, err := os.ReadFile(PolicyFile(path))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	wasmPart, _, _ := strings.Cut(oldID, ":")
+	return wasmPart + ":" + hashHex(pol)
+}
+
+// contentID identifies a module file's bytes together with its policy's.
+func contentID(wasm, policy []byte) string {
+	return hashHex(wasm) + ":" + hashHex(policy)
+}
+
+func hashHex(b []byte) string {
+	if b == nil {
+		return "-"
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// fileStat is what tells two versions of a file apart without reading it.
+type fileStat struct {
+	regular bool
+	size    int64
+	mtime   int64 // Unix nanoseconds
+	ino     uint64
+}
+
+func statFile(path string) (fileStat, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileStat{}, err
+	}
+	return fileStat{regular: st.Mode().IsRegular(), size: st.Size(), mtime: st.ModTime().UnixNano(), ino: inode(st)}, nil
+}
+
+// publish builds a catalog from the loaded modules and installs it. The
+// catalog takes modules in name order, so which module keeps a duplicated
+// name never depends on the order files arrived in.
+func (r *Registry) publish() {
+	r.mu.Lock()
+	mods := make([]protocol.Module, 0, len(r.modules))
+	for _, e := range r.modules {
+		mods = append(mods, e.mod)
+	}
+	r.mu.Unlock()
+	cat, _ := protocol.NewCatalog(mods, r.log)
+	r.srv.SetCatalog(cat)
+	t, res, p := cat.Counts()
+	r.log.Info("catalog published", "modules", len(mods), "tools", t, "resources", res, "prompts", p)
+}
+
+// module is a loaded module as the catalog holds it: it counts the calls
+// running on it so that a replaced or removed module is closed only after
+// its last call ends.
+type module struct {
+	*host.Module
+	file string
+	reg  *Registry
+
+	mu      sync.Mutex
+	calls   int
+	retired bool
+	closed  bool
+}
+
+// Call runs a call on the module. A call that found this module in a
+// catalog published before the module was replaced, and starts only after
+// the module's last call ended and it was closed, runs on the module that
+// replaced it, as every call after the swap does; if the module was
+// removed, the call fails.
+func (m *module) Call(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+	cur := m
+	for range 8 {
+		if cur.acquire() {
+			defer cur.release()
+			return cur.Module.Call(ctx, method, params, peer)
+		}
+		next := cur.reg.current(cur.file)
+		if next == nil || next == cur {
+			break
+		}
+		cur = next
+	}
+	return nil, &host.GuestError{Module: m.Name(), Kind: host.KindLoad, Msg: "the module was removed from the tools directory"}
+}
+
+func (m *module) acquire() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.calls++
+	return true
+}
+
+func (m *module) release() {
+	m.mu.Lock()
+	m.calls--
+	last := m.retired && m.calls == 0 && !m.closed
+	if last {
+		m.closed = true
+	}
+	m.mu.Unlock()
+	if last {
+		m.close()
+	}
+}
+
+// retire marks the module as no longer in the catalog; it closes now if no
+// call runs on it, else when the last one ends.
+func (m *module) retire() {
+	m.mu.Lock()
+	now := !m.retired && m.calls == 0 && !m.closed
+	m.retired = true
+	if now {
+		m.closed = true
+	}
+	m.mu.Unlock()
+	if now {
+		m.close()
+	}
+}
+
+func (m *module) close() {
+	if err := m.Module.Close(context.Background()); err != nil {
+		m.reg.log.Warn("closing a retired module", "module", m.Name(), "err", err)
+	}
+	m.reg.open.Add(-1)
 }

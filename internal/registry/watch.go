@@ -1,9 +1,209 @@
 package registry
 
-import "context"
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"time"
 
-// Watch follows changes to the tools directory until ctx is done.
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultSettle is how long a file must go without a change event before
+// it is loaded.
+const DefaultSettle = 100 * time.Millisecond
+
+// DefaultPoll is the period of the polling fallback.
+const DefaultPoll = 2 * time.Second
+
+// WatchOptions tune Watch.
+type WatchOptions struct {
+	// Settle is how long a module file (or its policy file) must go
+	// without a change event before it is loaded; 0 means DefaultSettle.
+	// After it, the file is read and its size, modification time and inode
+	// checked again before and after compiling; a file that changed
+	// meanwhile waits another Settle.
+	Settle time.Duration
+	// Poll is the period of the polling fallback; 0 means DefaultPoll.
+	Poll time.Duration
+	// Polling uses the polling fallback even where file notifications
+	// work (e.g. for a directory on a network file system, where
+	// notifications miss changes made by other machines).
+	Polling bool
+}
+
+// Watch follows changes to the tools directory until ctx is done: it is
+// WatchWith with the default options.
 func (r *Registry) Watch(ctx context.Context) error {
-	<-ctx.Done()
-	return nil
+	return r.WatchWith(ctx, WatchOptions{})
+}
+
+// WatchWith follows changes to the tools directory until ctx is done. It
+// watches the directory itself, not its subdirectories, with file system
+// notifications (fsnotify); where the platform has none, or the directory
+// is removed while watched, it polls instead. Every batch of settled
+// changes is loaded off the request path and published as one catalog
+// swap. WatchWith returns nil when ctx is done; it returns an error only if
+// it cannot start.
+func (r *Registry) WatchWith(ctx context.Context, o WatchOptions) error {
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if !o.Polling {
+		w, err := fsnotify.NewWatcher()
+		if err == nil {
+			if err = w.Add(r.dir); err == nil {
+				if r.watchEvents(ctx, w, o) {
+					return nil
+				}
+				r.log.Warn("the tools directory was removed or renamed; polling for it", "dir", r.dir, "every", o.Poll)
+				return r.poll(ctx, o)
+			}
+			_ = w.Close()
+		}
+		r.log.Warn("file notifications unavailable; polling the tools directory", "dir", r.dir, "every", o.Poll, "err", err)
+	}
+	return r.poll(ctx, o)
+}
+
+// watchEvents loads what the watcher reports, each file once it has
+// settled. It closes w and returns true when ctx is done, false when the
+// directory itself went away.
+func (r *Registry) watchEvents(ctx context.Context, w *fsnotify.Watcher, o WatchOptions) bool {
+	defer w.Close()
+	dir := filepath.Clean(r.dir)
+	pending := map[string]time.Time{} // file → when it may be loaded
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	arm := func() {
+		if len(pending) == 0 {
+			return
+		}
+		var first time.Time
+		for _, at := range pending {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+		}
+		timer.Reset(max(time.Until(first), 0))
+	}
+	// Whatever changed between the initial load and the watch starting
+	// is synced after one settle window; unchanged files cost a stat.
+	resync := func(at time.Time) {
+		files, err := r.scan()
+		if err != nil {
+			r.log.Error("rescanning the tools directory", "dir", r.dir, "err", err)
+		}
+		for _, f := range r.withLoaded(files) {
+			pending[f] = at
+		}
+		arm()
+	}
+	resync(time.Now().Add(o.Settle))
+	for {
+		select {
+		case <-ctx.Done():
+			return true
+		case ev, ok := <-w.Events:
+			if !ok {
+				return true
+			}
+			if ev.Name == dir || filepath.Clean(ev.Name) == dir {
+				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+					return false
+				}
+				continue
+			}
+			if filepath.Dir(ev.Name) != dir {
+				continue
+			}
+			f := fileFor(filepath.Base(ev.Name))
+			if f == "" {
+				continue
+			}
+			r.log.Debug("tools directory event", "file", ev.Name, "op", ev.Op.String())
+			pending[f] = time.Now().Add(o.Settle)
+			arm()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return true
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				r.log.Warn("file notifications overflowed; rescanning the tools directory", "dir", r.dir)
+				resync(time.Now().Add(o.Settle))
+				continue
+			}
+			r.log.Warn("watching the tools directory", "dir", r.dir, "err", err)
+		case <-timer.C:
+			now := time.Now()
+			var due []string
+			for f, at := range pending {
+				if !at.After(now) {
+					due = append(due, f)
+					delete(pending, f)
+				}
+			}
+			slices.Sort(due)
+			for _, f := range r.sync(ctx, due) {
+				if _, again := pending[f]; !again {
+					pending[f] = time.Now().Add(o.Settle)
+				}
+			}
+			arm()
+		}
+	}
+}
+
+// poll is the fallback without notifications: every period it stats the
+// directory's module and policy files and syncs those that changed and
+// then stayed unchanged for one more period (so a file being written is
+// not loaded half-way), and those that disappeared.
+func (r *Registry) poll(ctx context.Context, o WatchOptions) error {
+	t := time.NewTicker(o.Poll)
+	defer t.Stop()
+	prev := map[string][2]fileStat{}
+	failing := false
+	for {
+		files, err := r.scan()
+		switch {
+		case err != nil && !failing:
+			r.log.Error("polling the tools directory; the loaded modules keep serving", "dir", r.dir, "err", err)
+			failing = true
+		case err == nil:
+			if failing {
+				r.log.Info("the tools directory is readable again", "dir", r.dir)
+				failing = false
+			}
+			cur := make(map[string][2]fileStat, len(files))
+			var due []string
+			for _, f := range r.withLoaded(files) {
+				path := filepath.Join(r.dir, f)
+				ws, werr := statFile(path)
+				ps, _ := statFile(PolicyFile(path))
+				s := [2]fileStat{ws, ps}
+				if werr != nil {
+					due = append(due, f) // gone: remove at once
+					continue
+				}
+				cur[f] = s
+				if p, ok := prev[f]; ok && p == s {
+					due = append(due, f) // settled; unchanged files cost a stat
+				}
+			}
+			prev = cur
+			if len(due) > 0 {
+				r.sync(ctx, due)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
