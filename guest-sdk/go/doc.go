@@ -60,11 +60,32 @@
 //
 // A tool whose handler returns an error (or panics) answers a
 // CallToolResult with isError true and the error text, so the model sees
-// what went wrong; an unknown tool is a JSON-RPC error -32602. Resource,
+// what went wrong; an unknown tool is a JSON-RPC error -32602. Two tool
+// errors are JSON-RPC errors instead: a *ClientError saying the client
+// lacks a capability (CodeMissingCapability, -32021, which MCP prescribes
+// when a server cannot do without it), and an error made with
+// ProtocolError. Resource,
 // prompt and completion handlers answer JSON-RPC errors: an *Error they
 // return is sent as is (ResourceNotFound, InvalidParams), any other error
 // or a panic as -32603. An unknown resource URI is -32602 with data
 // {"uri": ...}; a missing required prompt argument is -32602.
+//
+// # Input from the client across round trips
+//
+// Under MCP 2026-07-28 a server never sends requests to the client: the
+// host turns the requests a guest waits for into an input_required result,
+// and the client answers them by retrying the call, which runs the guest
+// again from the start in a fresh instance. The host answers, on that run,
+// every request whose key (its JSON-RPC id) the client has answered. So a
+// guest should ask the same questions under the same keys on every run —
+// ElicitKey, SampleKey and ListRootsKey name them, and the SDK's own
+// numbering is stable for a guest that asks in a fixed order — and should
+// send every question it can before waiting for any (StartElicit,
+// StartSample, StartListRoots, WaitAll), so the client gets them in one
+// round. A guest that needs more than its questions' answers carries its
+// own state with SetState and State. ClientCapabilities tells what the
+// client declared; a request it cannot answer fails with
+// CodeMissingCapability, and the guest may fall back to another one.
 //
 // # Schemas from Go types
 //

@@ -211,6 +211,9 @@ func (s *Server) callTool(c *Context, params json.RawMessage) (any, *Error) {
 		return err
 	})
 	if err != nil {
+		if e := toolRPCError(err); e != nil {
+			return nil, e
+		}
 		return ErrorResult(err.Error()), nil
 	}
 	if res == nil {
