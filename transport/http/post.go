@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -24,8 +25,19 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	var body []byte
 	var err error
 	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
+		// Read to EOF (one byte past the declared length): only then does
+		// net/http watch the connection, so that a client going away
+		// cancels the request's context.
+		body = make([]byte, r.ContentLength+1)
+		var n int
+		n, err = io.ReadFull(r.Body, body)
+		switch {
+		case err == nil:
+			err = errors.New("body longer than its Content-Length")
+		case errors.Is(err, io.ErrUnexpectedEOF) && int64(n) == r.ContentLength, errors.Is(err, io.EOF) && n == 0 && r.ContentLength == 0:
+			err = nil
+		}
+		body = body[:n]
 	} else {
 		body, err = io.ReadAll(io.LimitReader(r.Body, max+1))
 		if err == nil && int64(len(body)) > max {
