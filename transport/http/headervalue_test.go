@@ -16,7 +16,7 @@ func TestHeaderValueCodec(t *testing.T) {
 		{"=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="},
 		{"", "=?base64??="},
 		{"a\tb", "=?base64?YQli?="},
-		{"=?base64?=", "=?base64?=", /* too short to be encoded: literal */},
+		{"=?base64?=", "=?base64?=" /* too short to be encoded: literal */},
 	}
 	for _, c := range enc {
 		if got := EncodeHeaderValue(c.in); got != c.out {
@@ -35,7 +35,7 @@ func TestHeaderValueCodec(t *testing.T) {
 		{"=?base64?SGVsbG8=", "=?base64?SGVsbG8=", nil}, // no suffix: literal
 		{"SGVsbG8=?=", "SGVsbG8=?=", nil},               // no prefix: literal
 		{"=?BASE64?SGVsbG8=?=", "=?BASE64?SGVsbG8=?=", nil},
-		{"=?base64?SGVsbG8?=", "", ErrHeaderBase64},   // missing padding
+		{"=?base64?SGVsbG8?=", "", ErrHeaderBase64},     // missing padding
 		{"=?base64?SGVs!!!bG8=?=", "", ErrHeaderBase64}, // not the alphabet
 		{"=?base64?SGVs\nbG8=?=", "", ErrHeaderBase64},  // the decoder would skip LF
 		{"=?base64?/w==?=", "", ErrHeaderBase64},        // not UTF-8
