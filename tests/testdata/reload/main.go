@@ -27,6 +27,7 @@ func main() {
 		})
 	guest.AddTool(s, guest.Tool{Name: "reload_slow", Description: "Sleeps ms milliseconds, then reports the version (" + version + ")."},
 		func(c *guest.Context, in slowIn) (string, error) {
+			c.Progress(0, 1, "sleeping on "+version) // tells the test the call runs
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
 			return "slow done on " + version, nil
 		})

@@ -1,0 +1,400 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Helpers for end-to-end tests: a wasmcp serve process and MCP clients for
+// it over stdio and over Streamable HTTP.
+
+// lockedBuffer collects a process's stderr while tests read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// served is a running wasmcp serve.
+type served struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	stdin  io.WriteCloser // stdio only
+	stdout io.ReadCloser  // stdio only
+	url    string         // HTTP only: the /mcp endpoint
+}
+
+// startServe starts wasmcp serve with args (which select the transport);
+// for HTTP pass "--http", "127.0.0.1:0" and the URL is read from the log.
+// The process is killed when the test ends.
+func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	s := &served{stderr: &lockedBuffer{}}
+	s.cmd = exec.Command(wasmcpBin, append([]string{"serve"}, args...)...)
+	s.cmd.Stderr = s.stderr
+	httpMode := false
+	for _, a := range args {
+		if a == "--http" {
+			httpMode = true
+		}
+	}
+	var err error
+	if !httpMode {
+		if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if s.stdout, err = s.cmd.StdoutPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.stdin != nil {
+			s.stdin.Close()
+		}
+		done := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("wasmcp stderr:\n%s", s.stderr)
+		}
+	})
+	if httpMode {
+		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+		waitFor(t, 30*time.Second, "the HTTP listener", func() bool {
+			if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
+				s.url = m[1]
+				return true
+			}
+			return false
+		})
+	}
+	return s
+}
+
+// waitFor polls cond every few milliseconds until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// mcpClient is what the transport-independent tests need of a client.
+type mcpClient interface {
+	// request sends a request with params (a JSON object, without _meta)
+	// and returns the final JSON-RPC response. With a progress token,
+	// notifications/progress for it are passed to onProgress.
+	request(method, params string, progress func(msg string)) string
+	// notes yields the notifications that belong to no request
+	// (list_changed) as raw messages.
+	notes() <-chan string
+}
+
+// waitNote waits for a notification whose method is method.
+func waitNote(t *testing.T, c mcpClient, method string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case msg := <-c.notes():
+			if noteMethod(msg) == method {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %s within %s", method, d)
+		}
+	}
+}
+
+func noteMethod(msg string) string {
+	var m struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal([]byte(msg), &m)
+	return m.Method
+}
+
+// withMeta inserts a _meta object into a params object.
+func withMeta(params, meta string) string {
+	params = strings.TrimSpace(params)
+	if params == "" || params == "{}" {
+		return `{"_meta":` + meta + `}`
+	}
+	return `{"_meta":` + meta + `,` + params[1:]
+}
+
+// stdioClient speaks the 2025-11-25 revision over a process's stdin and
+// stdout, as one legacy session.
+type stdioClient struct {
+	t     *testing.T
+	in    io.Writer
+	wmu   sync.Mutex
+	next  atomic.Int64
+	mu    sync.Mutex
+	calls map[string]chan string // by id
+	prog  map[string]func(string)
+	ch    chan string
+}
+
+func newStdioClient(t *testing.T, s *served) *stdioClient {
+	c := &stdioClient{t: t, in: s.stdin, calls: map[string]chan string{}, prog: map[string]func(string){}, ch: make(chan string, 1024)}
+	go c.read(s.stdout)
+	init := c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`, nil)
+	if !strings.Contains(init, `"result"`) {
+		t.Fatalf("initialize: %s", init)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *stdioClient) send(line string) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Errorf("writing to wasmcp: %v", err)
+	}
+}
+
+func (c *stdioClient) read(out io.Reader) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Token json.RawMessage `json:"progressToken"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		c.mu.Lock()
+		switch {
+		case m.Method == "notifications/progress":
+			if f := c.prog[string(m.Params.Token)]; f != nil {
+				f(line)
+			}
+		case m.Method != "":
+			select {
+			case c.ch <- line:
+			default:
+			}
+		default:
+			if ch := c.calls[string(m.ID)]; ch != nil {
+				ch <- line
+				delete(c.calls, string(m.ID))
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *stdioClient) request(method, params string, progress func(string)) string {
+	id := fmt.Sprint(c.next.Add(1))
+	ch := make(chan string, 1)
+	c.mu.Lock()
+	c.calls[id] = ch
+	if progress != nil {
+		c.prog[`"p`+id+`"`] = progress
+		params = withMeta(params, `{"progressToken":"p`+id+`"}`)
+	}
+	c.mu.Unlock()
+	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
+	select {
+	case resp := <-ch:
+		return resp
+	case <-time.After(60 * time.Second):
+		c.t.Fatalf("no answer to %s %s", method, params)
+		return ""
+	}
+}
+
+func (c *stdioClient) notes() <-chan string { return c.ch }
+
+// httpClient speaks the 2026-07-28 revision over Streamable HTTP: each
+// request is its own POST, and list changes arrive on a
+// subscriptions/listen stream opened with the given filter.
+type httpClient struct {
+	t    *testing.T
+	url  string
+	next atomic.Int64
+	ch   chan string
+}
+
+const modernVersion = "2026-07-28"
+
+func modernMeta(extra string) string {
+	return `{"io.modelcontextprotocol/protocolVersion":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{}` + extra + `}`
+}
+
+// newHTTPClient opens a listen stream with filter (the
+// params.notifications object) and waits for its acknowledgement.
+func newHTTPClient(t *testing.T, url, filter string) *httpClient {
+	c := &httpClient{t: t, url: url, ch: make(chan string, 1024)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	acked := make(chan struct{})
+	id := c.next.Add(1)
+	body := `{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"method":"subscriptions/listen","params":` +
+		withMeta(`{"notifications":`+filter+`}`, modernMeta("")) + `}`
+	resp, err := c.post(ctx, "subscriptions/listen", "", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("subscriptions/listen: %s %s", resp.Status, b)
+	}
+	go func() {
+		defer resp.Body.Close()
+		once := sync.Once{}
+		readSSE(resp.Body, func(data string) bool {
+			if noteMethod(data) == "notifications/subscriptions/acknowledged" {
+				once.Do(func() { close(acked) })
+				return true
+			}
+			select {
+			case c.ch <- data:
+			default:
+			}
+			return true
+		})
+	}()
+	select {
+	case <-acked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("subscriptions/listen was not acknowledged")
+	}
+	return c
+}
+
+func (c *httpClient) post(ctx context.Context, method, name, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", modernVersion)
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func (c *httpClient) request(method, params string, progress func(string)) string {
+	id := fmt.Sprint(c.next.Add(1))
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal([]byte(params), &p)
+	extra := ""
+	if progress != nil {
+		extra = `,"progressToken":"p` + id + `"`
+	}
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + withMeta(params, modernMeta(extra)) + `}`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp, err := c.post(ctx, method, p.Name+p.URI, body)
+	if err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var final string
+	readSSE(resp.Body, func(data string) bool {
+		if noteMethod(data) == "notifications/progress" {
+			if progress != nil {
+				progress(data)
+			}
+			return true
+		}
+		if strings.Contains(data, `"id":`+id) {
+			final = data
+			return false
+		}
+		return true
+	})
+	return final
+}
+
+func (c *httpClient) notes() <-chan string { return c.ch }
+
+// readSSE calls f with the data of each event until f returns false or the
+// stream ends.
+func readSSE(r io.Reader, f func(data string) bool) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if len(data) > 0 {
+				if !f(strings.Join(data, "\n")) {
+					return
+				}
+				data = data[:0]
+			}
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+}
+
+// deployFile writes b to dir/name the safe way: a hidden temporary file in
+// the same directory, renamed into place.
+func deployFile(t *testing.T, dir, name string, b []byte) {
+	t.Helper()
+	tmp := dir + "/." + name + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir+"/"+name); err != nil {
+		t.Fatal(err)
+	}
+}
