@@ -88,7 +88,8 @@ Flags:
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log})
 	reg := registry.New(*tools, engine, srv, log)
 	// Hot reload: --watch follows the directory, SIGHUP reloads it once.
-	// Started before the initial load, which it waits for.
+	// Started before the initial load so that an early SIGHUP cannot end
+	// the process; the registry serializes loads.
 	stopFollowing := followTools(ctx, reg, *tools, *watch, log)
 	defer stopFollowing()
 	if err := reg.Load(ctx); err != nil {

@@ -46,15 +46,18 @@ type Registry struct {
 	mu      sync.Mutex
 	modules map[string]*entry // by file name; guarded by mu, written under syncMu too
 
+	refused map[string]refusal // files refused as they are now; guarded by syncMu
+
 	published bool         // a catalog was published; guarded by syncMu
 	open      atomic.Int64 // modules loaded and not yet closed
 }
 
 // entry is the loaded version of one file.
 type entry struct {
-	mod  *module
-	id   string // sha256 of the module bytes and of its policy file
-	stat fileStat
+	mod    *module
+	wasm   string // hex SHA-256 of the module bytes
+	policy string // hex SHA-256 of its policy file, "-" when it has none
+	stat   fileStat
 }
 
 // New creates a registry for dir. Nothing is loaded until Load.
@@ -62,7 +65,7 @@ func New(dir string, engine *host.Engine, srv *protocol.Server, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}}
+	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}, refused: map[string]refusal{}}
 }
 
 // ModuleName is the module name of a file: its base name without .wasm.
@@ -93,14 +96,18 @@ func (r *Registry) Load(ctx context.Context) error {
 
 // Reload brings the registry in line with the directory once: new and
 // changed files are loaded, deleted ones removed, and the catalog is
-// published if anything changed (the SIGHUP action). A file that is still
-// being written is retried a few times, one settle window apart.
+// published if anything changed (the SIGHUP action). Files refused before
+// are tried again even if unchanged. A file that is still being written is
+// retried a few times, one settle window apart.
 func (r *Registry) Reload(ctx context.Context) error {
 	files, err := r.scan()
 	if err != nil {
 		return err
 	}
 	files = r.withLoaded(files)
+	r.syncMu.Lock()
+	clear(r.refused) // an explicit reload tries refused files again
+	r.syncMu.Unlock()
 	for try := 1; ; try++ {
 		files = r.sync(ctx, files)
 		if len(files) == 0 {
@@ -295,63 +302,77 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 
 	st, err := statFile(path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.regular) {
+		delete(r.refused, file)
 		return removed, nil
 	}
 	if err != nil {
 		r.log.Error("module refused", "file", path, "reason", err.Error())
 		return unchanged, nil
 	}
-	if old != nil && old.stat == st && old.id == r.policyID(old.id, path) {
+	polBytes, err := os.ReadFile(PolicyFile(path))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return r.refuse(file, st, "", fmt.Errorf("policy file: %w", err))
+	}
+	pol := hashHex(polBytes)
+	if rf, ok := r.refused[file]; ok && rf == (refusal{st, pol}) {
+		return unchanged, nil // refused as it is; it must change to be tried again
+	}
+	if old != nil && old.stat == st && old.policy == pol {
 		return unchanged, nil
 	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
-		return r.refuse(path, st, err)
-	}
-	polBytes, err := os.ReadFile(PolicyFile(path))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return r.refuse(path, st, fmt.Errorf("policy file: %w", err))
+		return r.refuse(file, st, pol, err)
 	}
 	if !r.stable(path, st) {
 		return unstable, nil
 	}
-	id := contentID(wasm, polBytes)
-	if old != nil && old.id == id {
+	sum := hashHex(wasm)
+	if old != nil && old.wasm == sum && old.policy == pol {
 		// Touched, or written again with the same bytes: keep serving the
 		// loaded version.
-		r.mu.Lock()
 		old.stat = st
-		r.mu.Unlock()
+		delete(r.refused, file)
 		return unchanged, nil
 	}
-	pol, err := LoadPolicy(path)
+	p, err := LoadPolicy(path)
 	if err != nil {
-		return r.refuse(path, st, fmt.Errorf("policy: %w", err))
+		return r.refuse(file, st, pol, fmt.Errorf("policy: %w", err))
 	}
-	m, err := r.engine.Load(ctx, ModuleName(file), wasm, pol)
+	m, err := r.engine.Load(ctx, ModuleName(file), wasm, p)
 	if err != nil {
-		return r.refuse(path, st, err)
+		return r.refuse(file, st, pol, err)
 	}
 	if !r.stable(path, st) {
 		_ = m.Close(ctx)
 		return unstable, nil
 	}
+	delete(r.refused, file)
 	r.open.Add(1)
-	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, id: id, stat: st}
+	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, wasm: sum, policy: pol, stat: st}
+}
+
+// refusal is the state of a file that was refused: it is not tried again
+// until the file or its policy changes, or Reload is called.
+type refusal struct {
+	stat   fileStat
+	policy string
 }
 
 // refuse logs why a file was not loaded, unless the file changed meanwhile
 // (a write still in progress), in which case it is retried.
-func (r *Registry) refuse(path string, st fileStat, err error) (outcome, *entry) {
+func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outcome, *entry) {
+	path := filepath.Join(r.dir, file)
 	if !r.stable(path, st) {
 		return unstable, nil
 	}
+	r.refused[file] = refusal{st, pol}
 	reason := err.Error()
 	var ge *host.GuestError
 	if errors.As(err, &ge) {
 		reason = ge.Msg
 	}
-	if old := r.current(filepath.Base(path)); old != nil {
+	if old := r.current(file); old != nil {
 		r.log.Error("module refused; the previous version keeps serving", "file", path, "reason", reason, "serving", old.Hash()[:12])
 	} else {
 		r.log.Error("module refused", "file", path, "reason", reason)
@@ -366,23 +387,6 @@ func (r *Registry) stable(path string, st fileStat) bool {
 	return err == nil && now == st
 }
 
-// policyID recomputes an entry's id when its policy file may have changed:
-// the module bytes' part is kept (the module file's stat is unchanged), the
-// policy part is read again.
-func (r *Registry) policyID(oldID, path string) string {
-	pol, err := os.ReadFile(PolicyFile(path))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	wasmPart, _, _ := strings.Cut(oldID, ":")
-	return wasmPart + ":" + hashHex(pol)
-}
-
-// contentID identifies a module file's bytes together with its policy's.
-func contentID(wasm, policy []byte) string {
-	return hashHex(wasm) + ":" + hashHex(policy)
-}
-
 func hashHex(b []byte) string {
 	if b == nil {
 		return "-"
@@ -394,6 +398,7 @@ func hashHex(b []byte) string {
 // fileStat is what tells two versions of a file apart without reading it.
 type fileStat struct {
 	regular bool
+	mode    fs.FileMode // a permission change may make a refused file readable
 	size    int64
 	mtime   int64 // Unix nanoseconds
 	ino     uint64
@@ -404,7 +409,7 @@ func statFile(path string) (fileStat, error) {
 	if err != nil {
 		return fileStat{}, err
 	}
-	return fileStat{regular: st.Mode().IsRegular(), size: st.Size(), mtime: st.ModTime().UnixNano(), ino: inode(st)}, nil
+	return fileStat{regular: st.Mode().IsRegular(), mode: st.Mode(), size: st.Size(), mtime: st.ModTime().UnixNano(), ino: inode(st)}, nil
 }
 
 // publish builds a catalog from the loaded modules and installs it. The

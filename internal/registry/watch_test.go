@@ -321,6 +321,20 @@ func TestPollingFallback(t *testing.T) {
 	if _, ok := f.srv.Catalog().Tool("small_hello"); ok {
 		t.Fatal("tool still listed after delete")
 	}
+	// A broken file is refused once, not at every poll.
+	f.deploy("broken.wasm", []byte("not wasm"))
+	f.waitFor("the refusal", func() bool { return strings.Contains(f.logs.String(), "module refused") })
+	for range 3 { // each load takes at least two more polls
+		f.deploy("small.wasm", smallV1)
+		f.waitChange("tools")
+		if err := os.Remove(filepath.Join(f.dir, "small.wasm")); err != nil {
+			t.Fatal(err)
+		}
+		f.waitChange("tools")
+	}
+	if n := strings.Count(f.logs.String(), "module refused"); n != 1 {
+		t.Fatalf("the broken file was refused %d times, want 1", n)
+	}
 }
 
 func TestRetiredModuleClosesAfterLastCall(t *testing.T) {
