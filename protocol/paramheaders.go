@@ -33,10 +33,11 @@ func (c *Catalog) ParamHeaders(tool string) []ParamHeader {
 }
 
 // toolParamHeaders reads a tool's x-mcp-header annotations. An annotation
-// that breaks the 2026-07-28 rules (not an RFC 9110 token, a duplicate
-// compared case-insensitively, on a property that is not a string, integer
-// or boolean, on a $ref, or reachable other than through "properties") is
-// logged and left out: the server then expects no header for it.
+// that breaks the 2026-07-28 rules (not an RFC 9110 token, a name used
+// twice compared case-insensitively, on a property that is not a string,
+// integer or boolean, on a $ref, or reachable other than through
+// "properties") is logged and left out: the server then expects no header
+// for it.
 func toolParamHeaders(tool string, inputSchema []byte, log *slog.Logger) []ParamHeader {
 	if len(inputSchema) == 0 || !strings.Contains(string(inputSchema), "x-mcp-header") {
 		return nil
@@ -46,7 +47,6 @@ func toolParamHeaders(tool string, inputSchema []byte, log *slog.Logger) []Param
 		return nil
 	}
 	var out []ParamHeader
-	seen := map[string]bool{}
 	var walk func(schema map[string]any, path []string)
 	walk = func(schema map[string]any, path []string) {
 		props, _ := schema["properties"].(map[string]any)
@@ -62,7 +62,7 @@ func toolParamHeaders(tool string, inputSchema []byte, log *slog.Logger) []Param
 			}
 			at := append(append([]string(nil), path...), n)
 			if raw, has := p["x-mcp-header"]; has {
-				ph, err := paramHeader(raw, p, at, seen)
+				ph, err := paramHeader(raw, p, at)
 				if err != nil {
 					log.Warn("x-mcp-header annotation ignored", "tool", tool, "property", strings.Join(at, "."), "reason", err)
 				} else {
@@ -73,10 +73,28 @@ func toolParamHeaders(tool string, inputSchema []byte, log *slog.Logger) []Param
 		}
 	}
 	walk(root, nil)
-	return out
+	// A name used twice (compared case-insensitively) is ambiguous: no
+	// binding with it is kept.
+	uses := map[string]int{}
+	for _, ph := range out {
+		uses[strings.ToLower(ph.Name)]++
+	}
+	kept := out[:0]
+	for _, ph := range out {
+		if uses[strings.ToLower(ph.Name)] > 1 {
+			log.Warn("x-mcp-header annotation ignored", "tool", tool, "property", strings.Join(ph.Path, "."),
+				"reason", fmt.Sprintf("%q is used more than once (compared case-insensitively)", ph.Name))
+			continue
+		}
+		kept = append(kept, ph)
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
-func paramHeader(raw any, prop map[string]any, path []string, seen map[string]bool) (ParamHeader, error) {
+func paramHeader(raw any, prop map[string]any, path []string) (ParamHeader, error) {
 	name, ok := raw.(string)
 	if !ok || name == "" {
 		return ParamHeader{}, fmt.Errorf("the value must be a non-empty string")
@@ -90,11 +108,6 @@ func paramHeader(raw any, prop map[string]any, path []string, seen map[string]bo
 	if !primitiveType(prop["type"]) {
 		return ParamHeader{}, fmt.Errorf("annotated property must be of type string, integer or boolean")
 	}
-	key := strings.ToLower(name)
-	if seen[key] {
-		return ParamHeader{}, fmt.Errorf("%q is used twice (compared case-insensitively)", name)
-	}
-	seen[key] = true
 	return ParamHeader{Name: name, Header: textproto.CanonicalMIMEHeaderKey("Mcp-Param-" + name), Path: path}, nil
 }
 

@@ -139,10 +139,12 @@ func New(srv *protocol.Server, opts Options) *Handler {
 }
 
 // BeginShutdown ends the streams that never end by themselves (GET
-// streams, the 2024-11-05 SSE pair, subscriptions/listen) so that a
-// graceful shutdown can complete; requests in flight continue.
+// streams, the 2024-11-05 SSE pair; subscriptions/listen streams are
+// answered with their completion result) so that a graceful shutdown can
+// complete; requests in flight continue.
 func (h *Handler) BeginShutdown() {
 	h.beginClose()
+	h.srv.CloseSubscriptions()
 }
 
 // Close ends every session — their calls in flight are canceled and their

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,8 +220,9 @@ type sseEvent struct {
 
 // sseReader reads events from a text/event-stream body on a goroutine.
 type sseReader struct {
-	events chan sseEvent
-	done   chan struct{}
+	events   chan sseEvent
+	done     chan struct{}
+	comments atomic.Int32 // keep-alive lines seen
 }
 
 func readSSE(body io.Reader) *sseReader {
@@ -245,6 +247,7 @@ func readSSE(body io.Reader) *sseReader {
 				}
 				ev, data = sseEvent{}, nil
 			case line[0] == ':':
+				r.comments.Add(1)
 			case bytes.HasPrefix(line, []byte("id:")):
 				ev.id = strings.TrimSpace(string(line[3:]))
 			case bytes.HasPrefix(line, []byte("event:")):

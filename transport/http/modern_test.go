@@ -2,10 +2,13 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/protocol"
 )
 
 func TestModernJSON(t *testing.T) {
@@ -219,4 +222,38 @@ func TestAcceptSSEOnly(t *testing.T) {
 		t.Fatalf("%v", m)
 	}
 	sr.ended(t)
+}
+
+// TestModernListen: subscriptions/listen streams its acknowledgement,
+// list changes and keep-alives, and ends with a result at shutdown.
+func TestModernListen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{KeepAlive: 20 * time.Millisecond})
+	resp := e.open(context.Background(), http.MethodPost, modern("subscriptions/listen", ""),
+		`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta("")+`}}`)
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	}
+	sr := readSSE(resp.Body)
+	if m := sr.nextMsg(t); m["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first: %v", m)
+	}
+	waitFor(t, "keep-alive comments", func() bool { return sr.comments.Load() >= 2 })
+	empty, _ := protocol.NewCatalog(nil, quiet)
+	e.srv.SetCatalog(empty)
+	m := sr.nextMsg(t)
+	if m["method"] != "notifications/tools/list_changed" || !strings.Contains(fmt.Sprint(m["params"]), "sub") {
+		t.Fatalf("notification: %v", m)
+	}
+	e.h.BeginShutdown()
+	if m := sr.nextMsg(t); m["id"] != "sub" || m["result"] == nil {
+		t.Fatalf("final: %v", m)
+	}
+	sr.ended(t)
+	// Without SSE in Accept there is no stream to listen on.
+	r := e.post(with(modern("subscriptions/listen", ""), "Accept", "application/json"),
+		`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{`+meta("")+`}}`)
+	if r.status == 200 || r.errorCode(t) == 0 {
+		t.Fatalf("listen without SSE: %d %s", r.status, r.body)
+	}
 }

@@ -103,12 +103,16 @@ func modernRoute(hv string, msg *protocol.Message) bool {
 	return hasMeta(msg.Params)
 }
 
-// hasMeta reports whether a params object has a _meta member.
-func hasMeta(params []byte) bool {
+// hasMeta reports whether a params object has the member at path (by
+// default _meta).
+func hasMeta(params []byte, path ...any) bool {
 	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
 		return false
 	}
-	n, err := sonic.Get(params, "_meta")
+	if len(path) == 0 {
+		path = []any{"_meta"}
+	}
+	n, err := sonic.Get(params, path...)
 	return err == nil && n.Exists()
 }
 
@@ -133,16 +137,13 @@ func (h *Handler) modern(w http.ResponseWriter, r *http.Request, msg *protocol.M
 	}
 	s := h.newStream(w, r, nil)
 	defer s.release()
-	ctx := r.Context()
-	if msg.Method == "subscriptions/listen" {
-		// A listen stream never ends by itself: end it when shutdown begins.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(h.closingCtx, cancel)
-		defer stop()
+	// A client that does not take SSE gets no stream: the server then sends
+	// nothing before the answer (and refuses subscriptions/listen).
+	var stream protocol.Stream
+	if s.sse {
+		stream = s
 	}
-	resp := h.srv.Handle(ctx, nil, msg, s, h.modernHint(r, s))
+	resp := h.srv.Handle(r.Context(), nil, msg, stream, h.modernHint(r, s))
 	s.finish(resp, modernStatus(resp.Code))
 }
 
@@ -154,7 +155,9 @@ func (h *Handler) simple(w http.ResponseWriter, r *http.Request, msg *protocol.M
 		return
 	}
 	var hint protocol.Hint
-	modern := modernRoute(hv, msg)
+	// Without sessions a legacy client's _meta (say, a progressToken) must
+	// not make its request modern: here only the revision decides.
+	modern := (hv != "" && !protocol.IsLegacy(hv)) || hasMeta(msg.Params, "_meta", protocol.MetaProtocolVersion)
 	s := h.newStream(w, r, nil)
 	defer s.release()
 	s.json, s.sse = true, false
