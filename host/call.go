@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/bytedance/sonic"
 	"github.com/tetratelabs/wazero/api"
@@ -79,7 +80,7 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer Pe
 	c.stdin.onStall = c.stall
 	c.stdout.c, c.stderr.c = c, c
 	c.stderr.discard = m.policy.DiscardStderr
-	cfg := m.base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr)
+	cfg := m.base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
 
 	mod, err := m.runtime.InstantiateModule(tctx, m.code, cfg)
 	if err != nil {
@@ -96,6 +97,22 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer Pe
 	reply, err := c.outcome(err, mod)
 	_ = mod.Close(context.Background())
 	return reply, err
+}
+
+// sleep is the guest's nanosleep (poll_oneoff on a clock, e.g. Go's
+// time.Sleep). It wakes when the call ends: wazero's own sleep cannot be
+// interrupted, so a guest sleeping for an hour would hold the call, its
+// instance slot and its goroutine past the deadline.
+func (c *call) sleep(ns int64) {
+	if ns <= 0 {
+		return
+	}
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
+	}
 }
 
 // call is the state of one Call.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -170,13 +171,21 @@ func (w *lineWriter) lineTooLong() error {
 const maxLogLine = 4096
 
 // logWriter is the guest's stderr: each line goes to the host's log, tagged
-// with the module and the call; the last line is kept for error messages.
+// with the module and the call. For error messages it keeps the last line
+// and the first line that reads as a fatal error (a runtime's crash report
+// ends with a stack trace, whose last line says nothing).
 type logWriter struct {
 	c       *call
 	discard bool
 	buf     []byte
 	last    string
+	fatal   string
 }
+
+// fatalPrefixes start the lines runtimes print when they give up: Go
+// ("fatal error: out of memory", "panic: …"), Rust ("thread 'main'
+// panicked at …"), C and others ("error: …", "Error: …").
+var fatalPrefixes = []string{"fatal error:", "panic:", "thread '", "error:", "Error:"}
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	if err := w.c.count(len(p)); err != nil {
@@ -210,6 +219,14 @@ func (w *logWriter) emit() {
 	}
 	w.c.mu.Lock()
 	w.last = line
+	if w.fatal == "" {
+		for _, p := range fatalPrefixes {
+			if strings.HasPrefix(line, p) {
+				w.fatal = line
+				break
+			}
+		}
+	}
 	w.c.mu.Unlock()
 	if !w.discard {
 		w.c.log.Info("guest stderr", "module", w.c.m.name, "call", w.c.id, "line", line)
@@ -222,8 +239,13 @@ func (w *logWriter) flush() {
 	}
 }
 
+// lastLine is the line that best explains a crash: the first fatal-error
+// line, or else the last line.
 func (w *logWriter) lastLine() string {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
+	if w.fatal != "" {
+		return shorten(w.fatal)
+	}
 	return shorten(w.last)
 }
