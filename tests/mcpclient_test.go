@@ -364,6 +364,68 @@ func (c *httpClient) request(method, params string, progress func(string)) strin
 
 func (c *httpClient) notes() <-chan string { return c.ch }
 
+// openLegacySession initializes a 2025-11-25 session over Streamable HTTP
+// and opens its GET stream; the returned channel yields the messages that
+// stream carries.
+func openLegacySession(t *testing.T, url string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	post := func(sid, body string) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize over HTTP: %s, no Mcp-Session-Id", resp.Status)
+	}
+	resp = post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("GET stream: %s", resp.Status)
+	}
+	ch := make(chan string, 1024)
+	go func() {
+		defer resp.Body.Close()
+		readSSE(resp.Body, func(data string) bool {
+			select {
+			case ch <- data:
+			default:
+			}
+			return true
+		})
+	}()
+	return ch
+}
+
 // readSSE calls f with the data of each event until f returns false or the
 // stream ends.
 func readSSE(r io.Reader, f func(data string) bool) {

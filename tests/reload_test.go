@@ -84,20 +84,47 @@ func TestReloadHTTP(t *testing.T) {
 	// changes and must get nothing else.
 	tools := newHTTPClient(t, s.url, `{"toolsListChanged":true}`)
 	prompts := newHTTPClient(t, s.url, `{"promptsListChanged":true}`)
+	// A legacy session's GET stream gets every kind.
+	legacy := openLegacySession(t, s.url)
 	reloadScenario(t, dir, s, tools, tools, v1, v2)
+
+	// add, replace (the prompt's description names the version), delete
+	countNotes(t, prompts.notes(), "notifications/prompts/list_changed", 3, true)
+	countNotes(t, legacy, "notifications/tools/list_changed", 3, false)
+}
+
+// countNotes waits for want notifications named method on ch. With only,
+// any other notification (up to then, or already buffered after) fails the
+// test, and each must carry its listen stream's subscriptionId.
+func countNotes(t *testing.T, ch <-chan string, method string, want int, only bool) {
+	t.Helper()
+	check := func(msg string) bool {
+		if only && noteMethod(msg) != method {
+			t.Fatalf("a stream that asked only for %s got %s", method, msg)
+		}
+		if only && !strings.Contains(msg, "io.modelcontextprotocol/subscriptionId") {
+			t.Fatalf("listen notification without its subscriptionId: %s", msg)
+		}
+		return noteMethod(msg) == method
+	}
+	deadline := time.After(10 * time.Second)
+	for n := 0; n < want; {
+		select {
+		case msg := <-ch:
+			if check(msg) {
+				n++
+			}
+		case <-deadline:
+			t.Fatalf("got %d %s, want %d", n, method, want)
+		}
+	}
 	for {
 		select {
-		case msg := <-prompts.notes():
-			if m := noteMethod(msg); m != "notifications/prompts/list_changed" {
-				t.Fatalf("a prompts-only listen stream got %s", msg)
-			}
-			if !strings.Contains(msg, "io.modelcontextprotocol/subscriptionId") {
-				t.Fatalf("listen notification without its subscriptionId: %s", msg)
-			}
-			continue
+		case msg := <-ch:
+			check(msg)
 		default:
+			return
 		}
-		break
 	}
 }
 
