@@ -23,13 +23,16 @@ func TestModernJSON(t *testing.T) {
 	if res["resultType"] != "complete" || res["ttlMs"] == nil || len(res["tools"].([]any)) != 5 {
 		t.Fatalf("tools/list result: %s", r.body)
 	}
+	if r.header.Get("Content-Length") == "" {
+		t.Fatal("no Content-Length on a JSON answer")
+	}
 	if r.header.Get("Mcp-Session-Id") != "" {
 		t.Fatal("a modern answer carries a session id")
 	}
 	r = e.post(with(modern("tools/call", "region"), "Mcp-Param-Region", "eu"), `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"region","arguments":{"region":"eu"},`+meta("")+`}}`)
 	m = r.msg(t)
-	if r.status != 200 || m["id"] != "a" || text(t, m) != "region=eu" {
-		t.Fatalf("tools/call: %d %s", r.status, r.body)
+	if r.status != 200 || m["id"] != "a" || text(t, m) != "region=eu" || r.header.Get("Content-Length") == "" {
+		t.Fatalf("tools/call: %d %s %v", r.status, r.body, r.header)
 	}
 	// Without Accept listing SSE, progress is dropped and the answer is JSON.
 	r = e.post(with(modern("tools/call", "steps"), "Accept", "application/json"),

@@ -243,14 +243,10 @@ func (s *respStream) finish(resp protocol.Response, status int) {
 		_ = s.eventLocked(resp.Body)
 		return
 	}
-	h := s.w.Header()
-	h["Content-Type"] = ctJSON
-	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	if s.sid != "" {
-		h[hdrSessionID] = []string{s.sid}
+		s.w.Header()[hdrSessionID] = []string{s.sid}
 	}
-	s.w.WriteHeader(status)
-	_, _ = s.w.Write(resp.Body)
+	writeJSON(s.w, status, resp.Body)
 }
 
 // writeEvent writes one SSE event: an optional id line and the data, one
@@ -288,11 +284,17 @@ var (
 	newline    = []byte("\n")
 )
 
+// smallBody is a body net/http buffers whole before it writes the
+// headers, and so gives a Content-Length itself (without allocating).
+const smallBody = 2048
+
 // writeJSON writes a JSON body.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = ctJSON
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if len(body) > smallBody {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
