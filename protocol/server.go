@@ -69,11 +69,17 @@ func NewServer(opts Options) *Server {
 	}
 	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{},
 		sealer: newSealer(opts.StateKey, opts.StateTTL), subsDone: make(chan struct{})}
-	s.serverInfo, _ = sonic.Marshal(map[string]string{"name": opts.Name, "version": opts.Version})
+	s.serverInfo, _ = sonic.Marshal(implementation{Name: opts.Name, Version: opts.Version})
 	s.metaInfo = append(append([]byte(`"_meta":{"`+MetaServerInfo+`":`), s.serverInfo...), '}')
 	empty, _ := NewCatalog(nil, s.log)
 	s.cat.Store(empty)
 	return s
+}
+
+// implementation is the serverInfo object, encoded with a fixed key order.
+type implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // Catalog returns the current catalog.
@@ -370,7 +376,7 @@ func (s *Server) decorate(result []byte, cacheable bool) []byte {
 		meta = map[string]any{}
 	}
 	if _, ok := meta[MetaServerInfo]; !ok {
-		meta[MetaServerInfo] = map[string]string{"name": s.opts.Name, "version": s.opts.Version}
+		meta[MetaServerInfo] = sonicRaw(s.serverInfo)
 	}
 	m["_meta"] = meta
 	out, err := sonic.Marshal(m)
