@@ -44,8 +44,7 @@ func (r *Registry) Watch(ctx context.Context) error {
 // notifications (fsnotify); where the platform has none, or the directory
 // is removed while watched, it polls instead. Every batch of settled
 // changes is loaded off the request path and published as one catalog
-// swap. WatchWith returns nil when ctx is done; it returns an error only if
-// it cannot start.
+// swap. WatchWith returns nil when ctx is done.
 func (r *Registry) WatchWith(ctx context.Context, o WatchOptions) error {
 	if o.Settle <= 0 {
 		o.Settle = DefaultSettle
