@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 )
 
 // Policy is what one module is granted. The zero Policy grants nothing
@@ -85,11 +86,11 @@ func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, error) {
 			if gp == "" || !path.IsAbs(gp) {
 				return nil, nil, fmt.Errorf("mount %s: guest path %q must be absolute", m.HostPath, gp)
 			}
-			if m.ReadOnly {
-				fs = fs.WithReadOnlyDirMount(m.HostPath, gp)
-			} else {
-				fs = fs.WithDirMount(m.HostPath, gp)
+			mfs, err := newMountFS(m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
 			}
+			fs = fs.(sysfs.FSConfig).WithSysFSMount(mfs, gp)
 		}
 		cfg = cfg.WithFSConfig(fs)
 	}
