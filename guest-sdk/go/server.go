@@ -382,6 +382,9 @@ func (s *Server) protect(what string, f func() error) (err error) {
 // rpcError converts a handler's error into a JSON-RPC error: an *Error
 // (possibly wrapped) as is, anything else as an internal error.
 func rpcError(err error) *Error {
+	if e := toolRPCError(err); e != nil {
+		return e
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e
