@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // discard is a reusable ResponseWriter that keeps only the status, so the
@@ -20,6 +21,9 @@ type discard struct {
 func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) WriteHeader(code int)        { d.status = code }
 func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }
+
+// SetReadDeadline is there because net/http's writers have it.
+func (d *discard) SetReadDeadline(time.Time) error { return nil }
 
 // benchHandler runs one POST through ServeHTTP per iteration.
 func benchHandler(b *testing.B, hdr map[string]string, body string, want int) {
@@ -63,14 +67,24 @@ func BenchmarkModernToolsCall(b *testing.B) {
 // BenchmarkLoopbackToolsCall is the same call over a real loopback HTTP
 // connection, clients in parallel.
 func BenchmarkLoopbackToolsCall(b *testing.B) {
+	benchLoopback(b, with(modern("tools/call", "region"), "Mcp-Param-Region", "eu"),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"region","arguments":{"region":"eu"},`+meta("")+`}}`)
+}
+
+// BenchmarkLoopbackToolsList is tools/list over a real loopback HTTP
+// connection: the transport's cost without a guest.
+func BenchmarkLoopbackToolsList(b *testing.B) {
+	benchLoopback(b, modern("tools/list", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta("")+`}}`)
+}
+
+func benchLoopback(b *testing.B, hdr map[string]string, bodyText string) {
 	srv := newProtocol()
 	ts := httptest.NewUnstartedServer(nil)
 	h := New(srv, Options{Addr: ts.Listener.Addr().String(), Logger: quiet})
 	ts.Config.Handler = h
 	ts.Start()
 	defer func() { h.Close(); ts.Close() }()
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"region","arguments":{"region":"eu"},` + meta("") + `}}`)
-	hdr := with(modern("tools/call", "region"), "Mcp-Param-Region", "eu")
+	body := []byte(bodyText)
 	c := ts.Client()
 	c.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 	b.ReportAllocs()

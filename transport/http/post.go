@@ -8,11 +8,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/protocol"
 )
+
+// bodyTimeout bounds the reading of a request body.
+const bodyTimeout = 30 * time.Second
 
 // readBody reads a request body of at most MaxBody bytes. On failure it has
 // answered (413 for too large, 400 for a body that could not be read).
@@ -22,6 +26,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		tooLarge(w, max)
 		return nil, false
 	}
+	// Bound the time a client may take to send its body (net/http's own
+	// ReadTimeout would also cut the long-lived streams).
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	var body []byte
 	var err error
 	if r.ContentLength >= 0 {
