@@ -341,6 +341,9 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	}
 	m, err := r.engine.Load(ctx, ModuleName(file), wasm, p)
 	if err != nil {
+		if ctx.Err() != nil {
+			return unstable, nil // shutting down: not the module's fault
+		}
 		return r.refuse(file, st, pol, err)
 	}
 	if !r.stable(path, st) {
