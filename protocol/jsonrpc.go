@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 
 	"github.com/bytedance/sonic"
@@ -49,20 +50,31 @@ type envelope struct {
 	} `json:"error"`
 }
 
+// strictJSON decodes envelopes as JSON-RPC requires: member names are
+// case-sensitive ("Method" is not "method").
+var strictJSON = sonic.Config{CaseSensitive: true}.Froze()
+
 // Decode checks and decodes one JSON-RPC message (not a batch). On failure
 // it returns the error to answer with and, when it could be read, the id to
 // answer to (nil means the answer's id is null).
 func Decode(b []byte) (*Message, []byte, *Error) {
-	b = bytes.TrimSpace(b)
+	b = bytes.Trim(b, " \t\r\n") // JSON whitespace only
+	// sonic skips and captures raw values (params, unknown members)
+	// without validating their escapes, so validity is checked here, by
+	// encoding/json (no allocation); invalid JSON is a parse error.
+	if !json.Valid(b) {
+		return nil, nil, errorf(CodeParseError, "Parse error")
+	}
 	if err := checkDepth(b); err != nil {
 		return nil, nil, err
 	}
 	var env envelope
-	if err := sonic.Unmarshal(b, &env); err != nil {
-		if len(b) > 0 && b[0] == '{' && sonic.Valid(b) {
+	if err := strictJSON.Unmarshal(b, &env); err != nil {
+		if b[0] == '{' {
 			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: "+firstLine(err.Error()))
 		}
-		return nil, nil, errorf(CodeParseError, "Parse error")
+		// Valid JSON that is not an object (JSON-RPC 2.0 §5: -32600).
+		return nil, nil, errorf(CodeInvalidRequest, "Invalid request: a message must be a JSON object")
 	}
 	var id []byte
 	if len(env.ID) > 0 && string(env.ID) != "null" {
@@ -165,12 +177,15 @@ func IsBatch(b []byte) bool {
 
 // SplitBatch splits a batch into its raw elements.
 func SplitBatch(b []byte) ([][]byte, *Error) {
+	if !json.Valid(b) {
+		return nil, errorf(CodeParseError, "Parse error")
+	}
 	if err := checkDepth(b); err != nil {
 		return nil, err
 	}
 	var elems []rawValue
-	if err := sonic.Unmarshal(b, &elems); err != nil {
-		return nil, errorf(CodeParseError, "Parse error")
+	if err := strictJSON.Unmarshal(b, &elems); err != nil {
+		return nil, errorf(CodeInvalidRequest, "Invalid request: a batch must be a JSON array")
 	}
 	if len(elems) == 0 {
 		return nil, errorf(CodeInvalidRequest, "Invalid request: empty batch")

@@ -51,7 +51,7 @@ TOKEN = { from = "HOST_TOKEN" }
 		t.Fatal(err)
 	}
 	want := host.Policy{
-		Limits: host.Limits{MemoryBytes: 64 << 20, Timeout: 1500 * time.Millisecond, OutputBytes: 4 << 20, LineBytes: 65536},
+		Limits:       host.Limits{MemoryBytes: 64 << 20, Timeout: 1500 * time.Millisecond, OutputBytes: 4 << 20, LineBytes: 65536},
 		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
