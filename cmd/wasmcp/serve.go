@@ -56,6 +56,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
+	stateKeyFile := fs.String("state-key-file", "", "file holding the key (at least 32 bytes) that seals the requestState of 2026-07-28 input_required results; replicas must share it (default: a random key per process)")
 	var hf httpFlags
 	hf.register(fs)
 	fs.Usage = func() {
@@ -79,13 +80,18 @@ Flags:
 	if st, err := os.Stat(*tools); err != nil || !st.IsDir() {
 		return fmt.Errorf("--tools %s: not a directory", *tools)
 	}
+	stateKey, err := readStateKey(*stateKeyFile)
+	if err != nil {
+		return err
+	}
 	engine, err := ef.engine(stderr)
 	if err != nil {
 		return err
 	}
 	defer engine.Close(context.Background())
 	log := engine.Logger()
-	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log})
+	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
+		StateKey: stateKey})
 	reg := registry.New(*tools, engine, srv, log)
 	// Hot reload: --watch follows the directory, SIGHUP reloads it once.
 	// Started before the initial load so that an early SIGHUP cannot end
