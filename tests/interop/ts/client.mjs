@@ -11,7 +11,7 @@
 //   1. connect (initialize) declaring the elicitation capability;
 //   2. list every tool (following nextCursor);
 //   3. call text_stats {text: statsText, top: statsTop} with a progress
-//      callback;
+//      callback, recording the progress notifications on the wire too;
 //   4. call hash {algorithm: sha256, text: hashInput};
 //   5. call confirm_plan {plan: planText}, whose guest asks the user through
 //      elicitation/create; the handler below accepts with
@@ -51,6 +51,28 @@ async function main(argv) {
 
   const report = {};
   await client.connect(transport);
+  // Record the progress notifications as they arrive, in wire order, and
+  // the progress tokens the client sends. The SDK's own onprogress callback
+  // can miss notifications the server sent before the response: 1.32.x runs
+  // notification handlers in a microtask but responses synchronously, so a
+  // response read in the same chunk retires the progress handler first
+  // (modelcontextprotocol/typescript-sdk#2580).
+  const wireProgress = [];
+  const sentTokens = {};
+  const onmessage = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    if (msg.method === 'notifications/progress') {
+      wireProgress.push(msg.params);
+    }
+    onmessage?.(msg, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (msg, opts) => {
+    if (msg.method === 'tools/call' && msg.params?._meta?.progressToken !== undefined) {
+      sentTokens[msg.params.name] = msg.params._meta.progressToken;
+    }
+    return send(msg, opts);
+  };
   report.serverInfo = client.getServerVersion();
   report.capabilities = client.getServerCapabilities();
   if (mode === 'http') {
@@ -73,7 +95,12 @@ async function main(argv) {
     undefined,
     { onprogress: (p) => progress.push(p) },
   );
-  report.textStats = { result: stats, progress };
+  report.textStats = {
+    result: stats,
+    progress,
+    progressToken: sentTokens.text_stats ?? null,
+    wireProgress: wireProgress.filter((p) => p.progressToken === sentTokens.text_stats),
+  };
 
   report.hash = await client.callTool({ name: 'hash', arguments: { algorithm: 'sha256', text: scenario.hashInput } });
 
