@@ -162,8 +162,8 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 // inputRound is the MRTR state of one modern tools/call, prompts/get or
 // resources/read: the answers the guest may get, and those it took.
 type inputRound struct {
-	retry    bool // the request carried inputResponses or a requestState
-	identity string
+	retry    bool            // the request carried inputResponses or a requestState
+	identity string          // digest of what the request is about; "" until needed
 	guest    json.RawMessage // the guest's state from the requestState
 
 	mu       sync.Mutex
@@ -253,28 +253,27 @@ func (r *request) prepareInputs() *Error {
 	if r.era != Modern {
 		return nil
 	}
-	id, perr := r.mrtrIdentity()
-	if perr != nil {
-		return perr
-	}
-	in := &inputRound{identity: id, answers: map[string]json.RawMessage{}}
+	in := &inputRound{}
 	r.inputs = in
 	resp := bytes.TrimSpace(r.p.InputResponses)
 	if len(resp) > 0 && string(resp) != "null" {
 		if resp[0] != '{' {
 			return errorf(CodeInvalidParams, "Invalid params: inputResponses must be an object")
 		}
-		var m map[string]json.RawMessage
-		if err := sonic.Unmarshal(resp, &m); err != nil {
+		if err := sonic.Unmarshal(resp, &in.answers); err != nil {
 			return errorf(CodeInvalidParams, "Invalid params: inputResponses must be an object")
-		}
-		for k, v := range m {
-			in.answers[k] = v
 		}
 		in.retry = true
 	}
 	if r.p.RequestState != nil {
 		in.retry = true
+		// The request's identity is computed only when a state needs it
+		// (here, or when sealing one), not on every call.
+		id, perr := r.mrtrIdentity()
+		if perr != nil {
+			return perr
+		}
+		in.identity = id
 		st, err := r.srv.sealer.unseal(*r.p.RequestState)
 		switch {
 		case errors.Is(err, errStateExpired):
@@ -287,6 +286,9 @@ func (r *request) prepareInputs() *Error {
 			return errorf(CodeInvalidParams, "Invalid requestState: issued for another request")
 		}
 		// Answers the guest already acted on stay as they were.
+		if len(st.Answers) > 0 && in.answers == nil {
+			in.answers = make(map[string]json.RawMessage, len(st.Answers))
+		}
 		for k, v := range st.Answers {
 			in.answers[k] = v
 		}
@@ -332,6 +334,13 @@ func (r *request) inputRequired(reply *host.Reply) Response {
 		return r.fail(errorf(CodeInternalError, "guest requests left unanswered outside the 2026-07-28 era"))
 	}
 	in := r.inputs
+	if in.identity == "" {
+		id, perr := r.mrtrIdentity()
+		if perr != nil {
+			return r.fail(perr)
+		}
+		in.identity = id
+	}
 	in.mu.Lock()
 	st := &sealedState{
 		Principal: digest16([]byte(r.hint.Principal)),

@@ -75,6 +75,7 @@ func mrtrServer(t *testing.T, opts Options) (*Server, *fakeGuest) {
 			{Name: "needs_sampling", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			{Name: "stateful", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			{Name: "trigger", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		},
 		Resources: []abi.Resource{{URI: "test://r", Name: "r"}},
 		Prompts:   []abi.Prompt{{Name: "ctx"}},
@@ -154,6 +155,8 @@ func mrtrServer(t *testing.T, opts Options) (*Server, *fakeGuest) {
 			c.state = []byte(`{"n":41}`)
 			c.ask("more", abi.MethodElicit, elicitName)
 			return c.reply("no state")
+		case "plain":
+			return &host.Reply{Result: []byte(`{"content":[{"type":"text","text":"plain"}]}`)}, nil
 		case "trigger":
 			c.peer.Notify(c.ctx, abi.MethodToolsListChanged, nil)
 			c.peer.Notify(c.ctx, abi.MethodResourceUpdated, []byte(`{"uri":"test://r"}`))
