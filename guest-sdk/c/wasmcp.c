@@ -1,0 +1,923 @@
+/*
+ * wasmcp.c — the C guest SDK for the wasmcp host–guest ABI v1. See
+ * wasmcp.h for the API and README.md for a walk-through.
+ */
+#include "wasmcp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ===================================================================== */
+/* JSON reader                                                            */
+/* ===================================================================== */
+
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static size_t skip_ws(const char *s, size_t n, size_t i) {
+	while (i < n && is_ws(s[i]))
+		i++;
+	return i;
+}
+
+static int hexval(char c) {
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* scan_string validates the string starting at s[*i] == '"' and moves *i
+ * past its closing quote. */
+static int scan_string(const char *s, size_t n, size_t *i) {
+	size_t j = *i + 1;
+	while (j < n) {
+		unsigned char c = (unsigned char)s[j];
+		if (c == '"') {
+			*i = j + 1;
+			return 1;
+		}
+		if (c < 0x20)
+			return 0;
+		if (c == '\\') {
+			if (++j >= n)
+				return 0;
+			switch (s[j]) {
+			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+				break;
+			case 'u':
+				if (j + 4 >= n)
+					return 0;
+				for (int k = 1; k <= 4; k++)
+					if (hexval(s[j + k]) < 0)
+						return 0;
+				j += 4;
+				break;
+			default:
+				return 0;
+			}
+		}
+		j++;
+	}
+	return 0;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* scan_number validates the number at s[*i] and moves *i past it. */
+static int scan_number(const char *s, size_t n, size_t *i) {
+	size_t j = *i;
+	if (j < n && s[j] == '-')
+		j++;
+	if (j >= n)
+		return 0;
+	if (s[j] == '0') {
+		j++;
+	} else if (s[j] >= '1' && s[j] <= '9') {
+		while (j < n && is_digit(s[j]))
+			j++;
+	} else {
+		return 0;
+	}
+	if (j < n && s[j] == '.') {
+		j++;
+		if (j >= n || !is_digit(s[j]))
+			return 0;
+		while (j < n && is_digit(s[j]))
+			j++;
+	}
+	if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+		j++;
+		if (j < n && (s[j] == '+' || s[j] == '-'))
+			j++;
+		if (j >= n || !is_digit(s[j]))
+			return 0;
+		while (j < n && is_digit(s[j]))
+			j++;
+	}
+	*i = j;
+	return 1;
+}
+
+static int scan_literal(const char *s, size_t n, size_t *i, const char *lit, size_t len) {
+	if (n - *i < len || memcmp(s + *i, lit, len) != 0)
+		return 0;
+	*i += len;
+	return 1;
+}
+
+int wasmcp_json_parse(const char *s, size_t n, wasmcp_json *out) {
+	char stack[WASMCP_JSON_MAX_DEPTH];
+	int depth = 0;
+	size_t i = skip_ws(s, n, 0), start = i, end;
+	if (out) {
+		out->ptr = NULL;
+		out->len = 0;
+	}
+	if (s == NULL)
+		return 0;
+value:
+	i = skip_ws(s, n, i);
+	if (i >= n)
+		return 0;
+	switch (s[i]) {
+	case '{':
+		if (depth == WASMCP_JSON_MAX_DEPTH)
+			return 0;
+		stack[depth++] = '{';
+		i = skip_ws(s, n, i + 1);
+		if (i < n && s[i] == '}') {
+			i++;
+			depth--;
+			goto after;
+		}
+		goto key;
+	case '[':
+		if (depth == WASMCP_JSON_MAX_DEPTH)
+			return 0;
+		stack[depth++] = '[';
+		i = skip_ws(s, n, i + 1);
+		if (i < n && s[i] == ']') {
+			i++;
+			depth--;
+			goto after;
+		}
+		goto value;
+	case '"':
+		if (!scan_string(s, n, &i))
+			return 0;
+		goto after;
+	case 't':
+		if (!scan_literal(s, n, &i, "true", 4))
+			return 0;
+		goto after;
+	case 'f':
+		if (!scan_literal(s, n, &i, "false", 5))
+			return 0;
+		goto after;
+	case 'n':
+		if (!scan_literal(s, n, &i, "null", 4))
+			return 0;
+		goto after;
+	default:
+		if (!scan_number(s, n, &i))
+			return 0;
+		goto after;
+	}
+key:
+	i = skip_ws(s, n, i);
+	if (i >= n || s[i] != '"' || !scan_string(s, n, &i))
+		return 0;
+	i = skip_ws(s, n, i);
+	if (i >= n || s[i] != ':')
+		return 0;
+	i++;
+	goto value;
+after:
+	if (depth > 0) {
+		i = skip_ws(s, n, i);
+		if (i >= n)
+			return 0;
+		if (s[i] == ',') {
+			i++;
+			if (stack[depth - 1] == '{')
+				goto key;
+			goto value;
+		}
+		if (s[i] == (stack[depth - 1] == '{' ? '}' : ']')) {
+			i++;
+			depth--;
+			goto after;
+		}
+		return 0;
+	}
+	end = i;
+	if (skip_ws(s, n, i) != n)
+		return 0;
+	if (out) {
+		out->ptr = s + start;
+		out->len = end - start;
+	}
+	return 1;
+}
+
+wasmcp_json_type wasmcp_json_type_of(wasmcp_json v) {
+	if (v.ptr == NULL || v.len == 0)
+		return WASMCP_JSON_ABSENT;
+	switch (v.ptr[0]) {
+	case '{': return WASMCP_JSON_OBJECT;
+	case '[': return WASMCP_JSON_ARRAY;
+	case '"': return WASMCP_JSON_STRING;
+	case 't': return WASMCP_JSON_TRUE;
+	case 'f': return WASMCP_JSON_FALSE;
+	case 'n': return WASMCP_JSON_NULL;
+	default: return WASMCP_JSON_NUMBER;
+	}
+}
+
+/* skip_value moves past the (already validated) value at s[i]; it returns
+ * n if the text ends first. */
+static size_t skip_value(const char *s, size_t n, size_t i) {
+	if (i >= n)
+		return n;
+	char c = s[i];
+	if (c == '"') {
+		for (i++; i < n; i++) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				return i + 1;
+		}
+		return n;
+	}
+	if (c == '{' || c == '[') {
+		size_t depth = 0;
+		for (; i < n; i++) {
+			char d = s[i];
+			if (d == '"') {
+				for (i++; i < n && s[i] != '"'; i++)
+					if (s[i] == '\\')
+						i++;
+			} else if (d == '{' || d == '[') {
+				depth++;
+			} else if (d == '}' || d == ']') {
+				if (--depth == 0)
+					return i + 1;
+			}
+		}
+		return n;
+	}
+	while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && !is_ws(s[i]))
+		i++;
+	return i;
+}
+
+/* container_next is the shared walk of object_next and array_next. */
+static int container_next(wasmcp_json v, char open, size_t *pos, wasmcp_json *key, wasmcp_json *val) {
+	const char *s = v.ptr;
+	size_t n = v.len, i = *pos;
+	if (s == NULL || n < 2 || s[0] != open)
+		return 0;
+	i = skip_ws(s, n, i == 0 ? 1 : i);
+	if (i >= n || s[i] == '}' || s[i] == ']')
+		return 0;
+	if (s[i] == ',')
+		i = skip_ws(s, n, i + 1);
+	if (key) {
+		size_t k = skip_value(s, n, i);
+		key->ptr = s + i;
+		key->len = k - i;
+		i = skip_ws(s, n, k);
+		if (i >= n || s[i] != ':')
+			return 0;
+		i = skip_ws(s, n, i + 1);
+	}
+	size_t e = skip_value(s, n, i);
+	if (e <= i)
+		return 0;
+	val->ptr = s + i;
+	val->len = e - i;
+	*pos = e;
+	return 1;
+}
+
+int wasmcp_json_object_next(wasmcp_json obj, size_t *pos, wasmcp_json *key, wasmcp_json *val) {
+	wasmcp_json k;
+	return container_next(obj, '{', pos, key ? key : &k, val);
+}
+
+int wasmcp_json_array_next(wasmcp_json arr, size_t *pos, wasmcp_json *elem) {
+	return container_next(arr, '[', pos, NULL, elem);
+}
+
+size_t wasmcp_json_array_len(wasmcp_json arr) {
+	size_t pos = 0, count = 0;
+	wasmcp_json e;
+	while (wasmcp_json_array_next(arr, &pos, &e))
+		count++;
+	return count;
+}
+
+/* utf8_put encodes cp at out and returns the byte count. */
+static size_t utf8_put(char *out, uint32_t cp) {
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+static uint32_t hex4(const char *p) {
+	return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
+}
+
+/* unescape_one decodes the character at s[*i] (the string's inside, end
+ * excluded) into out and returns its byte count, moving *i past it. */
+static size_t unescape_one(const char *s, size_t end, size_t *i, char *out) {
+	char c = s[*i];
+	if (c != '\\' || *i + 1 >= end) {
+		out[0] = c;
+		(*i)++;
+		return 1;
+	}
+	char e = s[*i + 1];
+	*i += 2;
+	switch (e) {
+	case 'b': out[0] = '\b'; return 1;
+	case 'f': out[0] = '\f'; return 1;
+	case 'n': out[0] = '\n'; return 1;
+	case 'r': out[0] = '\r'; return 1;
+	case 't': out[0] = '\t'; return 1;
+	case 'u': break;
+	default: out[0] = e; return 1; /* " \ / */
+	}
+	if (*i + 4 > end)
+		return utf8_put(out, 0xFFFD);
+	uint32_t cp = hex4(s + *i);
+	*i += 4;
+	if (cp >= 0xD800 && cp <= 0xDBFF) {
+		if (*i + 6 <= end && s[*i] == '\\' && s[*i + 1] == 'u') {
+			uint32_t lo = hex4(s + *i + 2);
+			if (lo >= 0xDC00 && lo <= 0xDFFF) {
+				*i += 6;
+				return utf8_put(out, 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
+			}
+		}
+		return utf8_put(out, 0xFFFD);
+	}
+	if (cp >= 0xDC00 && cp <= 0xDFFF)
+		return utf8_put(out, 0xFFFD);
+	return utf8_put(out, cp);
+}
+
+char *wasmcp_json_string(wasmcp_json v, size_t *len) {
+	if (wasmcp_json_type_of(v) != WASMCP_JSON_STRING || v.len < 2)
+		return NULL;
+	size_t end = v.len - 1, i = 1, o = 0;
+	/* Unescaping never lengthens: \uXXXX (6 bytes) is at most 3 UTF-8
+	 * bytes, a surrogate pair (12) is 4. */
+	char *out = malloc(v.len);
+	if (out == NULL)
+		return NULL;
+	while (i < end)
+		o += unescape_one(v.ptr, end, &i, out + o);
+	out[o] = 0;
+	if (len)
+		*len = o;
+	return out;
+}
+
+int wasmcp_json_string_equals(wasmcp_json v, const char *s) {
+	if (wasmcp_json_type_of(v) != WASMCP_JSON_STRING || v.len < 2)
+		return 0;
+	size_t end = v.len - 1, i = 1, o = 0, want = strlen(s);
+	char tmp[4];
+	while (i < end) {
+		if (v.ptr[i] != '\\') {
+			if (o >= want || v.ptr[i] != s[o])
+				return 0;
+			i++;
+			o++;
+			continue;
+		}
+		size_t k = unescape_one(v.ptr, end, &i, tmp);
+		if (o + k > want || memcmp(tmp, s + o, k) != 0)
+			return 0;
+		o += k;
+	}
+	return o == want;
+}
+
+int wasmcp_json_get(wasmcp_json obj, const char *name, wasmcp_json *out) {
+	size_t pos = 0;
+	wasmcp_json k, v;
+	int found = 0;
+	if (out) {
+		out->ptr = NULL;
+		out->len = 0;
+	}
+	while (wasmcp_json_object_next(obj, &pos, &k, &v)) {
+		if (wasmcp_json_string_equals(k, name)) {
+			found = 1;
+			if (out)
+				*out = v;
+		}
+	}
+	return found;
+}
+
+int wasmcp_json_number(wasmcp_json v, double *out) {
+	if (wasmcp_json_type_of(v) != WASMCP_JSON_NUMBER)
+		return 0;
+	size_t i = 0;
+	if (!scan_number(v.ptr, v.len, &i) || i != v.len)
+		return 0;
+	char small[64];
+	char *buf = v.len < sizeof small ? small : malloc(v.len + 1);
+	if (buf == NULL)
+		return 0;
+	memcpy(buf, v.ptr, v.len);
+	buf[v.len] = 0;
+	double d = strtod(buf, NULL);
+	if (buf != small)
+		free(buf);
+	*out = d;
+	return 1;
+}
+
+int wasmcp_json_int(wasmcp_json v, int64_t *out) {
+	if (wasmcp_json_type_of(v) != WASMCP_JSON_NUMBER)
+		return 0;
+	const char *p = v.ptr;
+	size_t n = v.len, i = 0;
+	int neg = 0;
+	if (p[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	/* Plain integers exactly, without going through a double. */
+	uint64_t acc = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	size_t j = i;
+	while (j < n && is_digit(p[j])) {
+		uint64_t d = (uint64_t)(p[j] - '0');
+		if (acc > (limit - d) / 10)
+			break; /* overflow */
+		acc = acc * 10 + d;
+		j++;
+	}
+	if (j == n && j > i) {
+		*out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+		return 1;
+	}
+	if (memchr(p, '.', n) == NULL && memchr(p, 'e', n) == NULL && memchr(p, 'E', n) == NULL)
+		return 0; /* an integer out of range (a double would round it in) */
+	double d;
+	if (!wasmcp_json_number(v, &d))
+		return 0;
+	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+		return 0;
+	int64_t r = (int64_t)d;
+	if ((double)r != d)
+		return 0;
+	*out = r;
+	return 1;
+}
+
+int wasmcp_json_bool(wasmcp_json v, int *out) {
+	switch (wasmcp_json_type_of(v)) {
+	case WASMCP_JSON_TRUE: *out = 1; return 1;
+	case WASMCP_JSON_FALSE: *out = 0; return 1;
+	default: return 0;
+	}
+}
+
+/* ===================================================================== */
+/* Output buffer                                                          */
+/* ===================================================================== */
+
+static int buf_grow(wasmcp_buf *b, size_t extra) {
+	if (b->oom)
+		return 0;
+	if (b->cap - b->len >= extra)
+		return 1;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < extra) {
+		if (cap > SIZE_MAX / 2) {
+			b->oom = 1;
+			return 0;
+		}
+		cap *= 2;
+	}
+	char *d = realloc(b->data, cap);
+	if (d == NULL) {
+		b->oom = 1;
+		return 0;
+	}
+	b->data = d;
+	b->cap = cap;
+	return 1;
+}
+
+void wasmcp_buf_raw(wasmcp_buf *b, const char *s, size_t n) {
+	if (n == 0 || !buf_grow(b, n))
+		return;
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+}
+
+void wasmcp_buf_cstr(wasmcp_buf *b, const char *s) { wasmcp_buf_raw(b, s, strlen(s)); }
+
+/* utf8_valid returns the length of the valid UTF-8 sequence at s[0:n], or 0. */
+static size_t utf8_valid(const unsigned char *s, size_t n) {
+	unsigned char c = s[0];
+	if (c >= 0xC2 && c <= 0xDF)
+		return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
+	if (c >= 0xE0 && c <= 0xEF) {
+		if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
+			return 0;
+		if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F)) /* overlong, surrogate */
+			return 0;
+		return 3;
+	}
+	if (c >= 0xF0 && c <= 0xF4) {
+		if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+			return 0;
+		if ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F)) /* overlong, > U+10FFFF */
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+void wasmcp_buf_json_string(wasmcp_buf *b, const char *s, size_t n) {
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	/* Worst case 6 bytes per input byte, plus quotes. */
+	if (!buf_grow(b, n * 6 + 2))
+		return;
+	char *o = b->data + b->len;
+	*o++ = '"';
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = u[i];
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			*o++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			size_t k = utf8_valid(u + i, n - i);
+			if (k == 0) { /* invalid UTF-8: U+FFFD */
+				*o++ = (char)0xEF;
+				*o++ = (char)0xBF;
+				*o++ = (char)0xBD;
+				i++;
+			} else {
+				memcpy(o, u + i, k);
+				o += k;
+				i += k;
+			}
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		default:
+			*o++ = 'u';
+			*o++ = '0';
+			*o++ = '0';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+		i++;
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+}
+
+void wasmcp_buf_int(wasmcp_buf *b, int64_t v) {
+	char tmp[24];
+	int i = sizeof tmp;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--i] = '-';
+	wasmcp_buf_raw(b, tmp + i, sizeof tmp - (size_t)i);
+}
+
+void wasmcp_buf_double(wasmcp_buf *b, double v) {
+	if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
+		wasmcp_buf_raw(b, "null", 4);
+		return;
+	}
+	if (v >= -9007199254740992.0 && v <= 9007199254740992.0 && (double)(int64_t)v == v && !(v == 0 && 1 / v < 0)) {
+		wasmcp_buf_int(b, (int64_t)v);
+		return;
+	}
+	char tmp[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+		if (prec == 17 || strtod(tmp, NULL) == v)
+			break;
+	}
+	wasmcp_buf_cstr(b, tmp);
+}
+
+/* buf_json_compact appends the valid JSON s[0:n] without the whitespace
+ * between tokens, so a value written across lines fits on one line. */
+static void buf_json_compact(wasmcp_buf *b, const char *s, size_t n) {
+	if (!buf_grow(b, n))
+		return;
+	char *o = b->data + b->len;
+	int in_str = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (c == '\\' && i + 1 < n) {
+				*o++ = c;
+				c = s[++i];
+			} else if (c == '"') {
+				in_str = 0;
+			}
+		} else if (is_ws(c)) {
+			continue;
+		} else if (c == '"') {
+			in_str = 1;
+		}
+		*o++ = c;
+	}
+	b->len = (size_t)(o - b->data);
+}
+
+void wasmcp_buf_free(wasmcp_buf *b) {
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+	b->oom = 0;
+}
+
+/* ===================================================================== */
+/* Requests and answers                                                   */
+/* ===================================================================== */
+
+static int write_all(const char *s, size_t n) {
+	while (n > 0) {
+		ssize_t w = write(1, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int wasmcp_write_line(const char *s, size_t n) {
+	wasmcp_buf b = {0};
+	wasmcp_buf_raw(&b, s, n);
+	wasmcp_buf_raw(&b, "\n", 1);
+	int rc = b.oom ? -1 : write_all(b.data, b.len);
+	wasmcp_buf_free(&b);
+	return rc;
+}
+
+/* finish ends a line held in b, writes it and frees b. */
+static int finish(wasmcp_buf *b) {
+	wasmcp_buf_raw(b, "\n", 1);
+	int rc = b->oom ? -1 : write_all(b->data, b->len);
+	if (b->oom)
+		fprintf(stderr, "error: wasmcp: out of memory building a message\n");
+	wasmcp_buf_free(b);
+	return rc;
+}
+
+static int answer_begin(wasmcp_call *c, wasmcp_buf *b, const char *kind) {
+	if (c->answered)
+		return 0;
+	c->answered = 1;
+	wasmcp_buf_cstr(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	wasmcp_buf_raw(b, c->id.ptr, c->id.len);
+	wasmcp_buf_cstr(b, kind);
+	return 1;
+}
+
+int wasmcp_result(wasmcp_call *c, const char *json, size_t n) {
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"result\":"))
+		return -1;
+	buf_json_compact(&b, json, n);
+	wasmcp_buf_raw(&b, "}", 1);
+	return finish(&b);
+}
+
+int wasmcp_result_text(wasmcp_call *c, const char *text, size_t n) {
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":"))
+		return -1;
+	wasmcp_buf_json_string(&b, text, n);
+	wasmcp_buf_cstr(&b, "}]}}");
+	return finish(&b);
+}
+
+int wasmcp_result_structured(wasmcp_call *c, const char *json, size_t n) {
+	wasmcp_buf b = {0}, j = {0};
+	if (c->answered)
+		return -1;
+	buf_json_compact(&j, json, n);
+	answer_begin(c, &b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+	wasmcp_buf_json_string(&b, j.data ? j.data : "", j.len);
+	wasmcp_buf_cstr(&b, "}],\"structuredContent\":");
+	wasmcp_buf_raw(&b, j.data, j.len);
+	wasmcp_buf_cstr(&b, "}}");
+	b.oom |= j.oom;
+	wasmcp_buf_free(&j);
+	return finish(&b);
+}
+
+int wasmcp_tool_error(wasmcp_call *c, const char *msg) {
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":"))
+		return -1;
+	wasmcp_buf_json_string(&b, msg, strlen(msg));
+	wasmcp_buf_cstr(&b, "}],\"isError\":true}}");
+	return finish(&b);
+}
+
+int wasmcp_error(wasmcp_call *c, int code, const char *msg) {
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"error\":{\"code\":"))
+		return -1;
+	wasmcp_buf_int(&b, code);
+	wasmcp_buf_cstr(&b, ",\"message\":");
+	wasmcp_buf_json_string(&b, msg, strlen(msg));
+	wasmcp_buf_cstr(&b, "}}");
+	return finish(&b);
+}
+
+void wasmcp_progress(wasmcp_call *c, double progress, double total, const char *message) {
+	if (c->progress_token.ptr == NULL || c->answered)
+		return;
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
+	wasmcp_buf_raw(&b, c->progress_token.ptr, c->progress_token.len);
+	wasmcp_buf_cstr(&b, ",\"progress\":");
+	wasmcp_buf_double(&b, progress);
+	if (total >= 0) {
+		wasmcp_buf_cstr(&b, ",\"total\":");
+		wasmcp_buf_double(&b, total);
+	}
+	if (message) {
+		wasmcp_buf_cstr(&b, ",\"message\":");
+		wasmcp_buf_json_string(&b, message, strlen(message));
+	}
+	wasmcp_buf_cstr(&b, "}}");
+	finish(&b);
+}
+
+void wasmcp_log(wasmcp_call *c, const char *level, const char *logger, const char *message) {
+	if (c->answered)
+		return;
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":");
+	wasmcp_buf_json_string(&b, level, strlen(level));
+	if (logger) {
+		wasmcp_buf_cstr(&b, ",\"logger\":");
+		wasmcp_buf_json_string(&b, logger, strlen(logger));
+	}
+	wasmcp_buf_cstr(&b, ",\"data\":");
+	wasmcp_buf_json_string(&b, message, strlen(message));
+	wasmcp_buf_cstr(&b, "}}");
+	finish(&b);
+}
+
+/* read_line reads stdin up to the first newline (the host's request line;
+ * later lines would be answers to requests this SDK does not send). The
+ * line is returned without its newline in a malloc'd buffer. */
+static char *read_line(size_t *len) {
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	if (buf == NULL)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+			if (nb == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(0, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		char *nl = memchr(buf + n, '\n', (size_t)r);
+		if (nl) {
+			n = (size_t)(nl - buf);
+			break;
+		}
+		n += (size_t)r;
+	}
+	*len = n;
+	return buf;
+}
+
+/* error_with_name answers code with prefix followed by the unescaped
+ * string view v. */
+static void error_with_name(wasmcp_call *c, int code, const char *prefix, wasmcp_json v) {
+	char *name = wasmcp_json_string(v, NULL);
+	wasmcp_buf m = {0};
+	wasmcp_buf_cstr(&m, prefix);
+	wasmcp_buf_cstr(&m, name ? name : "?");
+	wasmcp_buf_raw(&m, "", 1);
+	wasmcp_error(c, code, m.oom ? prefix : m.data);
+	wasmcp_buf_free(&m);
+	free(name);
+}
+
+int wasmcp_run(const char *description, const wasmcp_tool *tools, size_t ntools) {
+	size_t n;
+	char *line = read_line(&n);
+	if (line == NULL) {
+		fprintf(stderr, "error: wasmcp: could not read the request from stdin\n");
+		return 1;
+	}
+	wasmcp_json req, jsonrpc, meta;
+	wasmcp_call c;
+	memset(&c, 0, sizeof c);
+	if (!wasmcp_json_parse(line, n, &req) || wasmcp_json_type_of(req) != WASMCP_JSON_OBJECT) {
+		fprintf(stderr, "error: wasmcp: the request line is not a JSON object\n");
+		free(line);
+		return 1;
+	}
+	wasmcp_json_get(req, "id", &c.id);
+	wasmcp_json_get(req, "method", &c.method);
+	wasmcp_json_get(req, "params", &c.params);
+	wasmcp_json_get(req, "jsonrpc", &jsonrpc);
+	wasmcp_json_type id_type = wasmcp_json_type_of(c.id);
+	if ((id_type != WASMCP_JSON_NUMBER && id_type != WASMCP_JSON_STRING) ||
+	    wasmcp_json_type_of(c.method) != WASMCP_JSON_STRING || !wasmcp_json_string_equals(jsonrpc, "2.0")) {
+		fprintf(stderr, "error: wasmcp: the request line is not a JSON-RPC 2.0 request\n");
+		free(line);
+		return 1;
+	}
+	if (wasmcp_json_type_of(c.params) == WASMCP_JSON_OBJECT) {
+		wasmcp_json_get(c.params, "name", &c.name);
+		wasmcp_json_get(c.params, "arguments", &c.arguments);
+		if (wasmcp_json_get(c.params, "_meta", &meta))
+			wasmcp_json_get(meta, "progressToken", &c.progress_token);
+	}
+	if (wasmcp_json_string_equals(c.method, "wasmcp/describe")) {
+		size_t dn = strlen(description);
+		wasmcp_json d;
+		if (!wasmcp_json_parse(description, dn, &d) || wasmcp_json_type_of(d) != WASMCP_JSON_OBJECT)
+			wasmcp_error(&c, -32603, "the module's description is not a JSON object");
+		else
+			wasmcp_result(&c, d.ptr, d.len);
+	} else if (wasmcp_json_string_equals(c.method, "tools/call")) {
+		const wasmcp_tool *t = NULL;
+		wasmcp_json_type at = wasmcp_json_type_of(c.arguments);
+		if (wasmcp_json_type_of(c.name) != WASMCP_JSON_STRING) {
+			wasmcp_error(&c, -32602, "params.name must be a string");
+		} else if (at != WASMCP_JSON_ABSENT && at != WASMCP_JSON_OBJECT && at != WASMCP_JSON_NULL) {
+			wasmcp_error(&c, -32602, "params.arguments must be an object");
+		} else {
+			for (size_t i = 0; i < ntools && t == NULL; i++)
+				if (wasmcp_json_string_equals(c.name, tools[i].name))
+					t = &tools[i];
+			if (t == NULL) {
+				error_with_name(&c, -32602, "Unknown tool: ", c.name);
+			} else {
+				wasmcp_json args = c.arguments;
+				if (at != WASMCP_JSON_OBJECT) {
+					args.ptr = "{}";
+					args.len = 2;
+				}
+				t->fn(&c, args);
+				if (!c.answered)
+					error_with_name(&c, -32603, "the tool returned without answering: ", c.name);
+			}
+		}
+	} else {
+		error_with_name(&c, -32601, "Method not found: ", c.method);
+	}
+	free(line);
+	return 0;
+}

@@ -1,0 +1,87 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+)
+
+// The word_count tool exists as a C guest (committed, built with wasi-libc)
+// and as a Go guest (built here): the same description, the same work, the
+// same answer. These benchmarks compare what one call costs the host with
+// each, a fresh instance per call.
+
+const wordCountParams = `{"name":"word_count","arguments":{"text":"the quick brown fox jumps over the lazy dog\nand runs away"},"_meta":{"progressToken":"t"}}`
+
+var goWordCount struct {
+	once sync.Once
+	wasm []byte
+	err  error
+}
+
+// wordCountModule loads the C or the Go word_count guest.
+func wordCountModule(b *testing.B, lang string) *Module {
+	b.Helper()
+	var wasm []byte
+	switch lang {
+	case "c":
+		var err error
+		if wasm, err = os.ReadFile(filepath.Join("..", "examples", "c", "wordcount", "wordcount.wasm")); err != nil {
+			b.Fatal(err)
+		}
+	case "go":
+		goWordCount.once.Do(func() {
+			out := filepath.Join(b.TempDir(), "wordcount.wasm")
+			if goWordCount.err = guestbuild.Build(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); goWordCount.err == nil {
+				goWordCount.wasm, goWordCount.err = os.ReadFile(out)
+			}
+		})
+		if goWordCount.err != nil {
+			b.Fatal(goWordCount.err)
+		}
+		wasm = goWordCount.wasm
+	}
+	m, err := newEngine(b, Limits{}).Load(context.Background(), "wordcount", wasm, Policy{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func benchWordCount(b *testing.B, lang string, parallel bool) {
+	m := wordCountModule(b, lang)
+	params := []byte(wordCountParams)
+	call := func() {
+		r, err := m.Call(context.Background(), abi.MethodToolsCall, params, nil)
+		if err != nil || r.Error != nil || len(r.Result) == 0 {
+			b.Fatalf("call: %v %v", err, r)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if parallel {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				call()
+			}
+		})
+		return
+	}
+	for b.Loop() {
+		call()
+	}
+}
+
+// BenchmarkWordCount is one tools/call of word_count in a fresh instance,
+// serially and with GOMAXPROCS goroutines calling at once.
+func BenchmarkWordCount(b *testing.B) {
+	for _, lang := range []string{"c", "go"} {
+		b.Run(lang, func(b *testing.B) { benchWordCount(b, lang, false) })
+		b.Run(lang+"-parallel", func(b *testing.B) { benchWordCount(b, lang, true) })
+	}
+}
