@@ -69,6 +69,7 @@ func stdioTransport(t *testing.T, w *wire) mcp.Transport {
 // (mcp.LoggingTransport would hide the HTTP connection's session updates
 // from the SDK, so the recording happens at the HTTP level.)
 func httpTransport(url string, w *wire) mcp.Transport {
+	w.http = true
 	return &mcp.StreamableClientTransport{
 		Endpoint:   url,
 		HTTPClient: &http.Client{Transport: &recordingRoundTripper{next: http.DefaultTransport, w: w}},
@@ -175,6 +176,9 @@ func runGoScenario(t *testing.T, tr mcp.Transport, w *wire, version string) {
 	slices.SortFunc(notes, func(a, b progressNote) int { return int(a.Progress - b.Progress) })
 	checkProgress(t, notes)
 	checkProgress(t, w.progress(token))
+	if w.http {
+		w.checkOnResponseStream(t, token)
+	}
 
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"algorithm": "sha256", "text": hashInput}})
 	if err != nil {
@@ -274,13 +278,17 @@ func structured(t *testing.T, res *mcp.CallToolResult) []byte {
 // wire records the JSON-RPC messages between a client and the server, in
 // the order the client wrote or read them.
 type wire struct {
+	http bool // recorded by recordingRoundTripper
 	mu   sync.Mutex
 	msgs []wireMsg
 	raw  []string
 }
 
 type wireMsg struct {
-	out    bool            // client to server
+	out bool // client to server
+	// via is the id of the request whose HTTP response carried this
+	// server message; "" over stdio and on a GET stream.
+	via    string
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
@@ -289,6 +297,9 @@ type wireMsg struct {
 		Total          float64         `json:"total"`
 		Message        string          `json:"message"`
 		InputResponses json.RawMessage `json:"inputResponses"`
+		Meta           struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
 	} `json:"params"`
 	Result *struct {
 		ResultType    string `json:"resultType"`
@@ -303,21 +314,22 @@ type wireMsg struct {
 func (w *wire) Write(p []byte) (int, error) {
 	for line := range strings.SplitSeq(string(p), "\n") {
 		if msg, ok := strings.CutPrefix(line, "read: "); ok {
-			w.add(false, msg)
+			w.add(false, msg, "")
 		} else if msg, ok := strings.CutPrefix(line, "write: "); ok {
-			w.add(true, msg)
+			w.add(true, msg, "")
 		}
 	}
 	return len(p), nil
 }
 
-// add records one message; out is true for client-to-server messages.
-func (w *wire) add(out bool, msg string) {
+// add records one message; out is true for client-to-server messages, via
+// is wireMsg.via.
+func (w *wire) add(out bool, msg, via string) {
 	msg = strings.TrimSpace(msg)
 	if !strings.HasPrefix(msg, "{") {
 		return
 	}
-	m := wireMsg{out: out}
+	m := wireMsg{out: out, via: via}
 	if json.Unmarshal([]byte(msg), &m) != nil {
 		return
 	}
@@ -352,6 +364,27 @@ func (w *wire) progress(token string) []progressNote {
 	return out
 }
 
+// checkOnResponseStream checks that the progress notifications for token
+// came on the HTTP response to the request that carried token.
+func (w *wire) checkOnResponseStream(t *testing.T, token string) {
+	t.Helper()
+	var id string
+	for _, m := range w.messages() {
+		if m.out && m.Params.Meta.ProgressToken == token {
+			id = string(m.ID)
+		}
+	}
+	for _, m := range w.messages() {
+		if !m.out && m.Method == "notifications/progress" && m.Params.ProgressToken == token && m.via != id {
+			where := "a stream that answers no request"
+			if m.via != "" {
+				where = "the response to request " + m.via
+			}
+			t.Errorf("progress for %q came on %s, want the response to request %s", token, where, id)
+		}
+	}
+}
+
 func (w *wire) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -366,20 +399,25 @@ type recordingRoundTripper struct {
 }
 
 func (rt *recordingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	var via string
 	if req.Body != nil && req.Method == http.MethodPost {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
 			return nil, err
 		}
-		rt.w.add(true, string(body))
+		rt.w.add(true, string(body), "")
 		req.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal(body, &m) == nil {
+			via = string(m.ID)
+		}
 	}
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &recordingBody{rc: resp.Body, w: rt.w}
+	resp.Body = &recordingBody{rc: resp.Body, w: rt.w, via: via}
 	return resp, nil
 }
 
@@ -388,6 +426,7 @@ func (rt *recordingRoundTripper) RoundTrip(req *http.Request) (*http.Response, e
 type recordingBody struct {
 	rc      io.ReadCloser
 	w       *wire
+	via     string
 	partial []byte
 }
 
@@ -425,5 +464,5 @@ func (b *recordingBody) line(l []byte) {
 	if d, ok := strings.CutPrefix(s, "data:"); ok {
 		s = d
 	}
-	b.w.add(false, s)
+	b.w.add(false, s, b.via)
 }
