@@ -550,6 +550,26 @@ func TestListenStdioCancel(t *testing.T) {
 	}
 }
 
+func TestListenEndsWithSessionInput(t *testing.T) {
+	srv, _ := mrtrServer(t, Options{})
+	sess := NewSession()
+	ch := make(chan []byte, 4)
+	msg, _, _ := Decode([]byte(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"_meta":{"` + MetaProtocolVersion +
+		`":"2026-07-28","` + MetaClientCapabilities + `":{}},"notifications":{"toolsListChanged":true}}}`))
+	done := make(chan Response, 1)
+	go func() { done <- srv.Handle(context.Background(), sess, msg, chanStream{ch}, Hint{}) }()
+	next(t, ch)
+	sess.EndListens()
+	select {
+	case resp := <-done:
+		if !strings.Contains(string(resp.Body), `"result":{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":5`) {
+			t.Fatalf("end: %s", resp.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("EndListens did not end the listen")
+	}
+}
+
 func TestSessionListenerWaitsForInitialize(t *testing.T) {
 	srv, _ := mrtrServer(t, Options{})
 	sess := NewSession()

@@ -75,6 +75,9 @@ type Session struct {
 	closed      bool
 	// Principal owns the session (the authenticated caller, "" when none).
 	Principal string
+	// listensDone is closed by EndListens.
+	listensDone chan struct{}
+	endListens  sync.Once
 
 	nextID atomic.Int64
 }
@@ -89,7 +92,18 @@ func NewSession() *Session {
 		subs:     map[string]bool{},
 		inflight: map[string]context.CancelCauseFunc{},
 		pending:  map[string]chan *Message{},
+
+		listensDone: make(chan struct{}),
 	}
+}
+
+// EndListens ends the session's subscriptions/listen requests gracefully:
+// each is answered with its completion result. A transport calls it when
+// the client's input ends (end of file on stdio), since a listen, unlike
+// other requests, would never finish by itself. Later listens on the
+// session end right after their acknowledgement.
+func (s *Session) EndListens() {
+	s.endListens.Do(func() { close(s.listensDone) })
 }
 
 // Version is the negotiated revision, "" before initialize.

@@ -109,6 +109,10 @@ func (r *request) listen() Response {
 	if err := r.stream.Send(ctx, Notification("notifications/subscriptions/acknowledged", ack)); err != nil {
 		return Response{Era: r.era}
 	}
+	var sessEnd <-chan struct{} // nil (never ready) without a session
+	if r.sess != nil {
+		sessEnd = r.sess.listensDone
+	}
 	for {
 		select {
 		case msg := <-queue:
@@ -118,15 +122,23 @@ func (r *request) listen() Response {
 		case <-ctx.Done():
 			return Response{Era: r.era}
 		case <-r.srv.subsDone:
-			res := make([]byte, 0, 128)
-			res = append(res, `{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":`...)
-			res = append(res, r.msg.ID...)
-			res = append(res, `,"`+MetaServerInfo+`":`...)
-			res = append(res, r.srv.serverInfo...)
-			res = append(res, `}}`...)
-			return Response{Body: ResultResponse(r.msg.ID, res), Era: r.era}
+			return r.listenEnd()
+		case <-sessEnd:
+			return r.listenEnd()
 		}
 	}
+}
+
+// listenEnd is the graceful end of a subscriptions/listen: its result, with
+// the subscription id in _meta.
+func (r *request) listenEnd() Response {
+	res := make([]byte, 0, 128)
+	res = append(res, `{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":`...)
+	res = append(res, r.msg.ID...)
+	res = append(res, `,"`+MetaServerInfo+`":`...)
+	res = append(res, r.srv.serverInfo...)
+	res = append(res, `}}`...)
+	return Response{Body: ResultResponse(r.msg.ID, res), Era: r.era}
 }
 
 // wants reports whether the listener selects a notification; uri is the

@@ -234,6 +234,23 @@ func TestListenStdio(t *testing.T) {
 	if !strings.Contains(n, `"method":"notifications/prompts/list_changed"`) || !strings.Contains(n, `"io.modelcontextprotocol/subscriptionId":"sub"`) {
 		t.Fatalf("notification: %s", n)
 	}
+	// A second listen is still open when the input ends: it gets its
+	// graceful end, and the server can exit.
+	defer func() {
+		late := s.start(`"late"`, "subscriptions/listen", `{}`, `"notifications":{"toolsListChanged":true}`)
+		if ack := s.nextNote(30 * time.Second); !strings.Contains(ack, `"late"`) {
+			t.Fatalf("second ack: %s", ack)
+		}
+		s.in.(io.Closer).Close()
+		select {
+		case line := <-late:
+			if !strings.Contains(line, `"resultType":"complete"`) {
+				t.Fatalf("end of input: %s", line)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the listen outlived the end of the input")
+		}
+	}()
 	// notifications/cancelled ends the listen without an answer; the
 	// server keeps serving.
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub"}}`)

@@ -77,6 +77,9 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 	}
 	err := c.read(ctx, in, opts.MaxMessage)
 	close(c.jobs)
+	// A subscriptions/listen never finishes by itself: end them, so that
+	// Serve returns once the other requests are done.
+	c.sess.EndListens()
 	if ctx.Err() != nil {
 		c.sess.Close()
 	}
