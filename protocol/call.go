@@ -37,37 +37,30 @@ func (r *request) callTool() Response {
 	if !ok {
 		return r.fail(errorf(CodeInvalidParams, "Unknown tool: "+r.p.Name))
 	}
-	if e.tool.TaskSupport() == abi.TaskRequired && !r.caps.Tasks {
-		return r.fail(r.missingTasks())
+	mode, merr := r.toolMode(e) // inline, task or escalate (relay.go)
+	if merr != nil {
+		return r.fail(merr)
 	}
 	if e.schemas.Input != nil {
 		if err := e.schemas.Input.ValidateJSON(r.p.Arguments, true); err != nil {
-			return r.ok(toolError("Invalid arguments for tool "+r.p.Name+": "+err.Error()), false)
+			res := toolError("Invalid arguments for tool " + r.p.Name + ": " + err.Error())
+			if mode == modeTask {
+				return r.runAsTask(e, res)
+			}
+			return r.ok(res, false)
 		}
 	}
 	if err := r.prepareInputs(); err != nil {
 		return r.fail(err)
 	}
+	switch mode {
+	case modeTask:
+		return r.runAsTask(e, nil)
+	case modeEscalate:
+		return r.runEscalating(e)
+	}
 	reply, err := r.invoke(e.mod, abi.MethodToolsCall)
-	if err != nil {
-		if canceled(err) {
-			return Response{Era: r.era}
-		}
-		r.srv.log.Warn("tool call failed", "tool", r.p.Name, "err", err)
-		return r.ok(toolError(err.Error()), false)
-	}
-	if len(reply.InputRequests) > 0 {
-		return r.inputRequired(reply)
-	}
-	if reply.Error != nil {
-		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
-	}
-	if e.schemas.Output != nil {
-		if msg := checkStructured(reply.Result, e); msg != "" {
-			return r.ok(toolError(msg), false)
-		}
-	}
-	return r.ok(reply.Result, false)
+	return r.toolAnswer(e, reply, err)
 }
 
 // missingTasks is the error for a task-required tool called by a client

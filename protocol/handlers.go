@@ -28,6 +28,11 @@ func init() {
 		"prompts/get":              (*request).getPrompt,
 		"completion/complete":      (*request).complete,
 		"subscriptions/listen":     (*request).listen,
+		"tasks/get":                (*request).tasksGet,
+		"tasks/result":             (*request).tasksResult,
+		"tasks/list":               (*request).tasksList,
+		"tasks/cancel":             (*request).tasksCancel,
+		"tasks/update":             (*request).tasksUpdate,
 	}
 }
 
@@ -44,6 +49,12 @@ func (r *request) capabilities() map[string]any {
 	}
 	if r.era == Legacy {
 		caps["logging"] = map[string]any{}
+		if atLeast(r.version, V20251125) {
+			caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+		}
+	} else {
+		caps["extensions"] = map[string]any{ExtTasks: map[string]any{}}
 	}
 	if r.cat.HasCompletions() {
 		caps["completions"] = map[string]any{}

@@ -21,6 +21,10 @@ type Listener struct {
 	// request the listener serves; every notification then carries it in
 	// params._meta (io.modelcontextprotocol/subscriptionId).
 	SubscriptionID []byte
+	// Tasks selects notifications/tasks for these task ids (modern
+	// subscriptions/listen with taskIds), for tasks Principal owns.
+	Tasks     map[string]bool
+	Principal string
 	// Send delivers one notification (a complete JSON-RPC message). It is
 	// called from the goroutine that caused the notification and must not
 	// block for long.

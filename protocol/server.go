@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // Options configure a Server.
@@ -31,6 +33,12 @@ type Options struct {
 	// StateTTL is how long a requestState stays valid; 0 means
 	// DefaultStateTTL (10 minutes).
 	StateTTL time.Duration
+	// Tasks keeps the server's tasks; nil means an in-memory manager with
+	// the default limits. The server takes over its OnChange.
+	Tasks *tasks.Manager
+	// TaskInline is how long a modern tools/call that may become a task
+	// runs inline before it does; 0 means DefaultTaskInline (100 ms).
+	TaskInline time.Duration
 }
 
 // Server answers MCP requests from the current Catalog. It is safe for
@@ -48,6 +56,10 @@ type Server struct {
 	sealer   *sealer       // seals MRTR request states
 	subsDone chan struct{} // closed by CloseSubscriptions
 	subsOnce sync.Once
+
+	tasks      *tasks.Manager
+	taskInline time.Duration
+	live       map[string]*liveTask // legacy tasks whose guest runs here (under mu)
 }
 
 // NewServer creates a server with an empty catalog.
@@ -67,8 +79,17 @@ func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.TaskInline <= 0 {
+		opts.TaskInline = DefaultTaskInline
+	}
+	if opts.Tasks == nil {
+		// An in-memory store cannot fail to recover.
+		opts.Tasks, _ = tasks.NewManager(context.Background(), tasks.NewMemory(), tasks.Options{Logger: opts.Logger})
+	}
 	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{},
-		sealer: newSealer(opts.StateKey, opts.StateTTL), subsDone: make(chan struct{})}
+		sealer: newSealer(opts.StateKey, opts.StateTTL), subsDone: make(chan struct{}),
+		tasks: opts.Tasks, taskInline: opts.TaskInline, live: map[string]*liveTask{}}
+	s.tasks.OnChange(s.taskChanged)
 	s.serverInfo, _ = sonic.Marshal(implementation{Name: opts.Name, Version: opts.Version})
 	s.metaInfo = append(append([]byte(`"_meta":{"`+MetaServerInfo+`":`), s.serverInfo...), '}')
 	empty, _ := NewCatalog(nil, s.log)
@@ -81,6 +102,9 @@ type implementation struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 }
+
+// Tasks returns the server's task manager.
+func (s *Server) Tasks() *tasks.Manager { return s.tasks }
 
 // Catalog returns the current catalog.
 func (s *Server) Catalog() *Catalog { return s.cat.Load() }

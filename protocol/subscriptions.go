@@ -28,6 +28,7 @@ type listenFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions"`
+	TaskIDs               []string `json:"taskIds"` // tasks extension
 }
 
 // honoured is the filter as acknowledged: only what the server delivers.
@@ -58,6 +59,14 @@ func (f *listenFilter) honoured() []byte {
 		b = append(b, `"resourceSubscriptions":`...)
 		b = append(b, uris...)
 	}
+	if len(f.TaskIDs) > 0 {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		ids, _ := sonic.Marshal(f.TaskIDs)
+		b = append(b, `"taskIds":`...)
+		b = append(b, ids...)
+	}
 	return append(b, '}')
 }
 
@@ -80,6 +89,16 @@ func (r *request) listen() Response {
 	for _, u := range f.ResourceSubscriptions {
 		uris[u] = true
 	}
+	var taskIDs map[string]bool
+	if !r.caps.Tasks {
+		f.TaskIDs = nil // only a client that declared the tasks extension
+	}
+	if len(f.TaskIDs) > 0 {
+		taskIDs = make(map[string]bool, len(f.TaskIDs))
+		for _, id := range f.TaskIDs {
+			taskIDs[id] = true
+		}
+	}
 	ctx, cancel := context.WithCancelCause(r.ctx)
 	defer cancel(nil)
 	if r.sess != nil {
@@ -88,7 +107,7 @@ func (r *request) listen() Response {
 	queue := make(chan []byte, listenQueue)
 	l := &Listener{
 		Tools: f.ToolsListChanged, Prompts: f.PromptsListChanged, Resources: f.ResourcesListChanged,
-		URIs: uris, SubscriptionID: r.msg.ID,
+		URIs: uris, SubscriptionID: r.msg.ID, Tasks: taskIDs, Principal: r.owner(),
 		Send: func(msg []byte) {
 			select {
 			case queue <- msg:

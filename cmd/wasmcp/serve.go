@@ -59,6 +59,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	stateKeyFile := fs.String("state-key-file", "", "file holding the key (at least 32 bytes) that seals the requestState of 2026-07-28 input_required results; replicas must share it (default: a random key per process)")
 	var hf httpFlags
 	hf.register(fs)
+	var tf taskFlags
+	tf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
 
@@ -90,8 +92,15 @@ Flags:
 	}
 	defer engine.Close(context.Background())
 	log := engine.Logger()
+	taskMgr, err := tf.manager(ctx, *tools, log)
+	if err != nil {
+		return err
+	}
+	// Ends the guests of running tasks (marked failed) before the engine
+	// closes.
+	defer taskMgr.Close(context.Background(), 5*time.Second)
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
-		StateKey: stateKey})
+		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline()})
 	reg := registry.New(*tools, engine, srv, log)
 	// Hot reload: --watch follows the directory, SIGHUP reloads it once.
 	// Started before the initial load so that an early SIGHUP cannot end

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/tasks"
+)
+
+// taskFlags are serve's flags for MCP tasks.
+type taskFlags struct {
+	dataDir      string
+	inlineMS     int
+	ttl, maxTTL  time.Duration
+	pollInterval time.Duration
+	maxTasks     int
+	maxPerClient int
+	sweep        time.Duration
+}
+
+func (f *taskFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataDir, "data-dir", "", `directory of the task store, so that task records and results survive a restart (default `+defaultDataDir()+`, one file per tools directory; "-" keeps tasks in memory)`)
+	fs.IntVar(&f.inlineMS, "task-inline-ms", int(protocol.DefaultTaskInline/time.Millisecond), "how long (ms) a 2026-07-28 call of a task-capable tool runs inline before it becomes a task")
+	fs.DurationVar(&f.ttl, "task-ttl", tasks.DefaultTTL, "how long a task and its result are kept, from its creation, when the client asks for no TTL")
+	fs.DurationVar(&f.maxTTL, "task-max-ttl", tasks.DefaultMaxTTL, "the longest TTL a client may ask for")
+	fs.DurationVar(&f.pollInterval, "task-poll-interval", tasks.DefaultPollInterval, "polling interval suggested to clients")
+	fs.IntVar(&f.maxTasks, "max-tasks", tasks.DefaultMaxActive, "tasks running (or waiting for input) at once on this server")
+	fs.IntVar(&f.maxPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "tasks running (or waiting for input) at once per client principal")
+	fs.DurationVar(&f.sweep, "task-sweep", tasks.DefaultSweepEvery, "interval of the sweeper that deletes expired tasks")
+}
+
+// defaultDataDir is the per-user data directory: $XDG_DATA_HOME/wasmcp,
+// else ~/.local/share/wasmcp (the user config directory where that does
+// not exist).
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "wasmcp")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "wasmcp")
+	}
+	if d, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(d, "wasmcp")
+	}
+	return filepath.Join(os.TempDir(), "wasmcp")
+}
+
+// storePath is the task store file of a tools directory in dir.
+func storePath(dir, toolsDir string) string {
+	abs, err := filepath.Abs(toolsDir)
+	if err != nil {
+		abs = toolsDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, "tasks-"+hex.EncodeToString(sum[:6])+".db")
+}
+
+func (f *taskFlags) inline() time.Duration {
+	if f.inlineMS == 0 {
+		return time.Nanosecond // escalate at once (0 means the default to the protocol)
+	}
+	return time.Duration(f.inlineMS) * time.Millisecond
+}
+
+// manager opens the task store and its manager. With the default data
+// directory, a store file held by another wasmcp (say a second stdio
+// server of the same tools) makes this one keep its tasks in memory; with
+// an explicit --data-dir that is an error.
+func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logger) (*tasks.Manager, error) {
+	if f.inlineMS < 0 {
+		return nil, fmt.Errorf("--task-inline-ms %d: want 0 or more", f.inlineMS)
+	}
+	if f.ttl <= 0 || f.maxTTL <= 0 || f.pollInterval <= 0 || f.sweep <= 0 {
+		return nil, errors.New("--task-ttl, --task-max-ttl, --task-poll-interval and --task-sweep must be positive")
+	}
+	if f.maxTasks <= 0 || f.maxPerClient <= 0 {
+		return nil, errors.New("--max-tasks and --max-tasks-per-client must be positive")
+	}
+	opts := tasks.Options{TTL: f.ttl, MaxTTL: f.maxTTL, PollInterval: f.pollInterval,
+		MaxActive: f.maxTasks, MaxPerOwner: f.maxPerClient, SweepEvery: f.sweep, Logger: log}
+	var store tasks.Store
+	switch f.dataDir {
+	case "-":
+		store = tasks.NewMemory()
+		log.Info("tasks are kept in memory (--data-dir -)")
+	default:
+		dir, explicit := f.dataDir, f.dataDir != ""
+		if !explicit {
+			dir = defaultDataDir()
+		}
+		path := storePath(dir, toolsDir)
+		b, err := tasks.OpenBolt(path)
+		switch {
+		case err == nil:
+			store = b
+			log.Info("task store", "path", path)
+		case explicit:
+			return nil, fmt.Errorf("--data-dir: %w", err)
+		default:
+			log.Warn("task store unavailable; tasks are kept in memory and will not survive a restart", "err", err)
+			store = tasks.NewMemory()
+		}
+	}
+	m, err := tasks.NewManager(ctx, store, opts)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,686 @@
+package tasks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Defaults of the Manager's options.
+const (
+	DefaultTTL          = time.Hour
+	DefaultMaxTTL       = 24 * time.Hour
+	DefaultPollInterval = time.Second
+	DefaultMaxActive    = 1000
+	DefaultMaxPerOwner  = 100
+	DefaultSweepEvery   = time.Minute
+)
+
+// Status messages the Manager writes.
+const (
+	MsgCancelled   = "Cancelled by the client"
+	MsgInterrupted = "Task interrupted: the server restarted while it was running"
+	MsgShutdown    = "Task interrupted: the server shut down while it was running"
+)
+
+// Causes with which the Manager cancels a task's guest.
+var (
+	ErrCancelledByClient = errors.New("task cancelled by the client")
+	ErrExpired           = errors.New("task expired")
+	ErrShutdown          = errors.New("server shutting down")
+)
+
+// Options configure a Manager. Zero values take the defaults.
+type Options struct {
+	// TTL is the time to live of a task whose creator asked for none
+	// (DefaultTTL); MaxTTL caps what a creator may ask for (DefaultMaxTTL).
+	TTL, MaxTTL time.Duration
+	// PollInterval is the polling interval suggested to clients.
+	PollInterval time.Duration
+	// MaxActive caps the tasks not yet ended on this server; MaxPerOwner
+	// caps them per principal.
+	MaxActive, MaxPerOwner int
+	// SweepEvery is the interval of the sweeper that deletes expired tasks
+	// (and stops their guests).
+	SweepEvery time.Duration
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// LimitError is the error of a task refused because a cap is reached.
+type LimitError struct {
+	// PerOwner is true when the principal's cap was reached, false for
+	// the server's.
+	PerOwner bool
+	Limit    int
+}
+
+func (e *LimitError) Error() string {
+	if e.PerOwner {
+		return fmt.Sprintf("Too many concurrent tasks: this client already has %d tasks running (the limit per client)", e.Limit)
+	}
+	return fmt.Sprintf("Too many concurrent tasks: the server already has %d tasks running (its limit)", e.Limit)
+}
+
+// run is what the Manager knows of a task not yet ended in this process.
+type run struct {
+	owner    string
+	counted  bool                    // the task counts against the caps (not ended)
+	cancel   context.CancelCauseFunc // stops the task's guest; nil when none runs
+	stopped  chan struct{}           // closed when no guest runs any more
+	cancelAt time.Time               // when the guest was told to stop
+}
+
+// Manager applies the task rules on top of a Store. It is safe for
+// concurrent use.
+type Manager struct {
+	store Store
+	opts  Options
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	runs     map[string]*run
+	perOwner map[string]int
+	active   int
+	changed  map[string]chan struct{} // closed at the task's next change
+	onChange func(*Task)
+	closed   bool
+
+	stop     chan struct{}
+	sweeping sync.WaitGroup
+}
+
+// NewManager creates a manager over store, recovers the tasks a previous
+// process left (see Recover) and starts the sweeper. Close it to stop the
+// sweeper and the tasks' guests and to close the store.
+func NewManager(ctx context.Context, store Store, opts Options) (*Manager, error) {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.MaxTTL <= 0 {
+		opts.MaxTTL = DefaultMaxTTL
+	}
+	if opts.TTL > opts.MaxTTL {
+		opts.TTL = opts.MaxTTL
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.MaxActive <= 0 {
+		opts.MaxActive = DefaultMaxActive
+	}
+	if opts.MaxPerOwner <= 0 {
+		opts.MaxPerOwner = DefaultMaxPerOwner
+	}
+	if opts.SweepEvery <= 0 {
+		opts.SweepEvery = DefaultSweepEvery
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Manager{store: store, opts: opts, log: opts.Logger, runs: map[string]*run{},
+		perOwner: map[string]int{}, changed: map[string]chan struct{}{}, stop: make(chan struct{})}
+	if err := m.Recover(ctx); err != nil {
+		return nil, err
+	}
+	m.sweeping.Add(1)
+	go m.sweeper()
+	return m, nil
+}
+
+// Options returns the effective options.
+func (m *Manager) Options() Options { return m.opts }
+
+// OnChange sets the function called after every change of a task's status
+// (with the changed task) and when a task is created. It runs on the
+// goroutine that made the change and must not block.
+func (m *Manager) OnChange(fn func(*Task)) {
+	m.mu.Lock()
+	m.onChange = fn
+	m.mu.Unlock()
+}
+
+// NewID returns a fresh task id.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "task-" + hex.EncodeToString(b[:])
+}
+
+// Slot is a reserved place under the caps, taken before a task's guest
+// starts: either Create consumes it or Release gives it back.
+type Slot struct {
+	m     *Manager
+	owner string
+	once  sync.Once
+}
+
+// Reserve takes a place for a task of owner under the caps, or fails with
+// a *LimitError.
+func (m *Manager) Reserve(owner string) (*Slot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if m.active >= m.opts.MaxActive {
+		return nil, &LimitError{Limit: m.opts.MaxActive}
+	}
+	if m.perOwner[owner] >= m.opts.MaxPerOwner {
+		return nil, &LimitError{PerOwner: true, Limit: m.opts.MaxPerOwner}
+	}
+	m.active++
+	m.perOwner[owner]++
+	return &Slot{m: m, owner: owner}, nil
+}
+
+// Release gives the slot back (no-op once the slot is consumed or
+// released).
+func (s *Slot) Release() {
+	s.once.Do(func() { s.m.release(s.owner) })
+}
+
+func (m *Manager) release(owner string) {
+	m.mu.Lock()
+	m.uncount(&run{owner: owner})
+	m.mu.Unlock()
+}
+
+// TTL returns the time to live for a task whose creator asked for
+// requested (0 for none).
+func (m *Manager) TTL(requested time.Duration) time.Duration {
+	switch {
+	case requested <= 0:
+		return m.opts.TTL
+	case requested > m.opts.MaxTTL:
+		return m.opts.MaxTTL
+	}
+	return requested
+}
+
+// Create stores t as a new working task, consuming slot. t.ID, Owner, Tool
+// and Era must be set; CreatedAt, UpdatedAt, Status, TTL (see Manager.TTL)
+// and PollInterval are filled in when zero. cancel, when not nil, stops the
+// task's guest; the task counts as running until it ends. On failure the
+// slot is released.
+func (m *Manager) Create(ctx context.Context, t *Task, slot *Slot, cancel context.CancelCauseFunc) error {
+	now := m.opts.Now().UTC()
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = now
+	}
+	t.UpdatedAt = t.CreatedAt
+	t.Status = Working
+	if t.TTL <= 0 {
+		t.TTL = m.opts.TTL
+	}
+	if t.PollInterval <= 0 {
+		t.PollInterval = m.opts.PollInterval
+	}
+	consumed := false
+	defer func() {
+		if !consumed {
+			slot.Release()
+		}
+	}()
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := m.store.Create(ctx, t); err != nil {
+		return fmt.Errorf("tasks: create %s: %w", t.ID, err)
+	}
+	m.mu.Lock()
+	slot.once.Do(func() {}) // the run owns the place from now on
+	consumed = true
+	m.runs[t.ID] = &run{owner: t.Owner, counted: true, cancel: cancel, stopped: make(chan struct{})}
+	fn := m.onChange
+	m.mu.Unlock()
+	if cancel == nil {
+		m.Stopped(t.ID)
+	}
+	if fn != nil {
+		fn(t.Clone())
+	}
+	return nil
+}
+
+// Attach records the cancel function of a new run of the task's guest (a
+// re-run after input). It returns false when the task is no longer active
+// here, in which case the caller must not run the guest.
+func (m *Manager) Attach(id string, cancel context.CancelCauseFunc) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	if !ok || !r.counted || m.closed {
+		return false
+	}
+	r.cancel, r.stopped, r.cancelAt = cancel, make(chan struct{}), time.Time{}
+	return true
+}
+
+// Stopped records that the task's guest is no longer running. The time it
+// took the guest to stop after it was told to is logged (debug level,
+// "stop_latency").
+func (m *Manager) Stopped(id string) {
+	m.mu.Lock()
+	r, ok := m.runs[id]
+	if !ok {
+		m.mu.Unlock()
+		return
+	}
+	r.cancel = nil
+	select {
+	case <-r.stopped:
+	default:
+		close(r.stopped)
+	}
+	if !r.counted {
+		delete(m.runs, id)
+	}
+	at := r.cancelAt
+	m.mu.Unlock()
+	if !at.IsZero() {
+		m.log.Debug("task guest stopped", "task", id, "stop_latency", time.Since(at))
+	}
+}
+
+// Get returns a task owned by owner; ErrNotFound when there is none, it is
+// another owner's, or it expired.
+func (m *Manager) Get(ctx context.Context, id, owner string) (*Task, error) {
+	t, err := m.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Owner != owner || t.Expired(m.opts.Now()) {
+		return nil, ErrNotFound
+	}
+	return t, nil
+}
+
+// Lookup returns a task whoever owns it (for the server's own use).
+func (m *Manager) Lookup(ctx context.Context, id string) (*Task, error) {
+	return m.store.Get(ctx, id)
+}
+
+// Update changes a task with fn under the store's atomicity; fn may move
+// the task with Move. Observers are told of a change of status, and a task
+// that ended stops counting against the caps. fn's error is returned as
+// is.
+func (m *Manager) Update(ctx context.Context, id string, fn func(*Task) error) (*Task, error) {
+	var before Status
+	t, err := m.store.Update(ctx, id, func(t *Task) error {
+		before = t.Status
+		return fn(t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != before || t.Status == InputRequired {
+		m.changedTask(t, before)
+	}
+	return t, nil
+}
+
+// Move changes t's status at the manager's clock (inside Update).
+func (m *Manager) Move(t *Task, to Status, message string) error {
+	return t.move(to, message, m.opts.Now().UTC())
+}
+
+// Finish moves a task to a terminal status with its result or error, unless
+// it already ended (then it returns ErrTerminal and changes nothing).
+func (m *Manager) Finish(ctx context.Context, id string, to Status, message string, result []byte, rpcErr *Error) (*Task, error) {
+	return m.Update(ctx, id, func(t *Task) error {
+		if err := m.Move(t, to, message); err != nil {
+			return err
+		}
+		t.Result, t.Error = result, rpcErr
+		return nil
+	})
+}
+
+// changedTask wakes the task's waiters, releases an ended task's place and
+// tells the observer.
+func (m *Manager) changedTask(t *Task, before Status) {
+	m.mu.Lock()
+	if ch, ok := m.changed[t.ID]; ok {
+		close(ch)
+		delete(m.changed, t.ID)
+	}
+	if t.Status.Terminal() && !before.Terminal() {
+		if r, ok := m.runs[t.ID]; ok && r.counted {
+			m.uncount(r)
+			if r.cancel == nil {
+				delete(m.runs, t.ID)
+			}
+		}
+	}
+	fn := m.onChange
+	m.mu.Unlock()
+	if fn != nil {
+		fn(t)
+	}
+}
+
+// next returns a channel closed at the task's next change.
+func (m *Manager) next(id string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch, ok := m.changed[id]
+	if !ok {
+		ch = make(chan struct{})
+		m.changed[id] = ch
+	}
+	return ch
+}
+
+// Wait blocks until a task owned by owner ends (or ctx is done) and returns
+// it.
+func (m *Manager) Wait(ctx context.Context, id, owner string) (*Task, error) {
+	for {
+		ch := m.next(id)
+		t, err := m.Get(ctx, id, owner)
+		if err != nil {
+			return nil, err
+		}
+		if t.Status.Terminal() {
+			return t, nil
+		}
+		select {
+		case <-ch:
+		case <-m.stop:
+			// Shutting down: tasks end as failed; look once more.
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			case <-time.After(time.Second):
+				return nil, ErrClosed
+			}
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Changes returns a channel closed at the task's next change, for callers
+// that watch a task while doing something else.
+func (m *Manager) Changes(id string) <-chan struct{} { return m.next(id) }
+
+// Cancel cancels a task owned by owner: it moves to cancelled and its
+// guest is stopped. A task that already ended is returned unchanged with
+// ErrTerminal.
+func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Task, error) {
+	if _, err := m.Get(ctx, id, owner); err != nil {
+		return nil, err
+	}
+	t, err := m.Finish(ctx, id, Cancelled, MsgCancelled, nil, nil)
+	if errors.Is(err, ErrTerminal) {
+		t, gerr := m.Get(ctx, id, owner)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return t, ErrTerminal
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.stopGuest(id, ErrCancelledByClient)
+	return t, nil
+}
+
+// uncount stops counting a run against the caps (m.mu held).
+func (m *Manager) uncount(r *run) {
+	r.counted = false
+	m.active--
+	if m.perOwner[r.owner]--; m.perOwner[r.owner] <= 0 {
+		delete(m.perOwner, r.owner)
+	}
+}
+
+// stopGuest cancels the guest of a task, if one runs here.
+func (m *Manager) stopGuest(id string, cause error) {
+	m.mu.Lock()
+	var cancel context.CancelCauseFunc
+	if r, ok := m.runs[id]; ok && r.cancel != nil {
+		cancel = r.cancel
+		if r.cancelAt.IsZero() {
+			r.cancelAt = time.Now()
+		}
+	}
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// Page is one page of a task listing.
+type Page struct {
+	Tasks []*Task
+	// Next is the cursor of the next page, "" on the last.
+	Next string
+}
+
+// List returns up to limit tasks of owner in creation order after cursor
+// ("" for the first page). When session is not "", only tasks created by
+// that legacy session are listed. Expired tasks are left out.
+func (m *Manager) List(ctx context.Context, owner, session, cursor string, limit int) (Page, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	var found []*Task
+	after := cursor
+	now := m.opts.Now()
+	for len(found) <= limit {
+		batch, err := m.store.List(ctx, owner, after, limit+1)
+		if err != nil {
+			return Page{}, err
+		}
+		for _, t := range batch {
+			after = orderKey(t)
+			if !t.Expired(now) && (session == "" || t.Session == session) {
+				found = append(found, t)
+			}
+		}
+		if len(batch) < limit+1 {
+			break
+		}
+	}
+	if len(found) > limit {
+		return Page{Tasks: found[:limit], Next: orderKey(found[limit-1])}, nil
+	}
+	return Page{Tasks: found}, nil
+}
+
+// Recover runs at start-up: tasks that were working when the previous
+// process ended, and legacy tasks that waited for input (their guest was
+// waiting on a client connection that is gone), are marked failed with a
+// status message; modern tasks waiting for input stay resumable; expired
+// tasks are deleted.
+func (m *Manager) Recover(ctx context.Context) error {
+	now := m.opts.Now()
+	var stale, expired []string
+	var waiting []*Task
+	err := m.store.Scan(ctx, func(t *Task) bool {
+		switch {
+		case t.Expired(now):
+			expired = append(expired, t.ID)
+		case t.Status == Working || (t.Status == InputRequired && t.Era != Modern):
+			stale = append(stale, t.ID)
+		case t.Status == InputRequired:
+			waiting = append(waiting, t)
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("tasks: recover: %w", err)
+	}
+	for _, id := range expired {
+		if err := m.store.Delete(ctx, id); err != nil {
+			return fmt.Errorf("tasks: recover: %w", err)
+		}
+	}
+	for _, id := range stale {
+		_, err := m.store.Update(ctx, id, func(t *Task) error {
+			if err := m.Move(t, Failed, MsgInterrupted); err != nil {
+				return err
+			}
+			t.Error = &Error{Code: -32603, Message: MsgInterrupted}
+			return nil
+		})
+		if err != nil && !errors.Is(err, ErrTerminal) {
+			return fmt.Errorf("tasks: recover: %w", err)
+		}
+	}
+	m.mu.Lock()
+	for _, t := range waiting {
+		if _, ok := m.runs[t.ID]; !ok {
+			m.runs[t.ID] = &run{owner: t.Owner, counted: true, stopped: closedChan()}
+			m.active++
+			m.perOwner[t.Owner]++
+		}
+	}
+	m.mu.Unlock()
+	if len(stale)+len(expired)+len(waiting) > 0 {
+		m.log.Info("tasks recovered", "interrupted", len(stale), "expired", len(expired), "waiting_for_input", len(waiting))
+	}
+	return nil
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// Sweep deletes expired tasks, stopping the guests of those still running.
+func (m *Manager) Sweep(ctx context.Context) {
+	now := m.opts.Now()
+	var expired []*Task
+	if err := m.store.Scan(ctx, func(t *Task) bool {
+		if t.Expired(now) {
+			expired = append(expired, t)
+		}
+		return true
+	}); err != nil {
+		if !errors.Is(err, ErrClosed) {
+			m.log.Warn("task sweep failed", "err", err)
+		}
+		return
+	}
+	for _, t := range expired {
+		m.stopGuest(t.ID, ErrExpired)
+		if err := m.store.Delete(ctx, t.ID); err != nil {
+			m.log.Warn("deleting an expired task failed", "task", t.ID, "err", err)
+			continue
+		}
+		m.forget(t)
+		m.log.Debug("task expired", "task", t.ID, "status", t.Status)
+	}
+}
+
+// forget drops what the manager knows of a deleted task.
+func (m *Manager) forget(t *Task) {
+	m.mu.Lock()
+	if r, ok := m.runs[t.ID]; ok {
+		if r.counted {
+			m.uncount(r)
+		}
+		if r.cancel == nil {
+			delete(m.runs, t.ID)
+		}
+	}
+	if ch, ok := m.changed[t.ID]; ok {
+		close(ch)
+		delete(m.changed, t.ID)
+	}
+	m.mu.Unlock()
+}
+
+func (m *Manager) sweeper() {
+	defer m.sweeping.Done()
+	t := time.NewTicker(m.opts.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.Sweep(context.Background())
+		}
+	}
+}
+
+// Running returns how many tasks are active here in all and for owner.
+func (m *Manager) Running(owner string) (all, ofOwner int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.active, m.perOwner[owner]
+}
+
+// Close stops the sweeper, marks the tasks still running failed (their
+// guests are stopped), waits up to wait for the guests to end, and closes
+// the store.
+func (m *Manager) Close(ctx context.Context, wait time.Duration) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.stop)
+	ids := make([]string, 0, len(m.runs))
+	for id := range m.runs {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	m.sweeping.Wait()
+	var stopped []chan struct{}
+	for _, id := range ids {
+		m.mu.Lock()
+		r := m.runs[id]
+		var cancel context.CancelCauseFunc
+		var done chan struct{}
+		if r != nil {
+			cancel, done = r.cancel, r.stopped
+		}
+		m.mu.Unlock()
+		t, err := m.Lookup(ctx, id)
+		if err == nil && t.Status == Working || err == nil && t.Status == InputRequired && t.Era != Modern {
+			_, _ = m.Update(ctx, id, func(t *Task) error {
+				if err := m.Move(t, Failed, MsgShutdown); err != nil {
+					return err
+				}
+				t.Error = &Error{Code: -32603, Message: MsgShutdown}
+				return nil
+			})
+		}
+		if cancel != nil {
+			cancel(ErrShutdown)
+		}
+		if done != nil {
+			stopped = append(stopped, done)
+		}
+	}
+	deadline := time.After(wait)
+	for _, c := range stopped {
+		select {
+		case <-c:
+		case <-deadline:
+			m.log.Warn("task guests still running at shutdown")
+			return m.store.Close()
+		}
+	}
+	return m.store.Close()
+}
