@@ -1,0 +1,144 @@
+package hostile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+)
+
+// The battery's shared fixtures, built once by TestMain.
+var (
+	// wasmcpBin is the wasmcp command, built without -race (the race
+	// detector slows wazero's compiler several times over; the host's own
+	// packages run under -race).
+	wasmcpBin string
+	// toolsDir holds the guests and their policy files (see writeTools).
+	toolsDir string
+	// cacheDir is the compilation cache every server of the run shares.
+	cacheDir string
+	// outsideDir is a directory no guest is granted; the escape case
+	// checks nothing appears in it.
+	outsideDir string
+)
+
+// hostEnv is the host variable the hostilego policy passes on as
+// FROM_HOST; secretEnv is one no policy grants.
+const (
+	hostEnv   = "HOSTILE_FROM"
+	secretEnv = "HOSTILE_SECRET_NOT_GRANTED"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "wasmcp-hostile-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	wasmcpBin = filepath.Join(dir, "wasmcp")
+	if runtime.GOOS == "windows" {
+		wasmcpBin += ".exe"
+	}
+	cmd := exec.Command("go", "build", "-o", wasmcpBin, "../../cmd/wasmcp")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile: building wasmcp:", err)
+		return 1
+	}
+	toolsDir = filepath.Join(dir, "tools")
+	outsideDir = filepath.Join(dir, "outside")
+	cacheDir = filepath.Join(os.TempDir(), "wasmcp-test-cache")
+	if err := writeTools(toolsDir, outsideDir, "2s"); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// writeTools fills dir with the battery's modules and policies:
+//
+//	hostile.wasm    the WAT guest whose tools misbehave (guests/hostile.wat)
+//	gated.wasm      a WAT guest whose one tool never answers, served under
+//	                max_instances = 1, max_queue = 1 (guests/gated.wat)
+//	hostilego.wasm  the Go guest (built now from guests/hostilego)
+//	good.wasm       the well-behaved Go guest (guests/good)
+//
+// Hostile modules get small limits (32 MiB, timeout, 1 MiB output, 256 KiB
+// lines); good gets the server's defaults. hostilego is granted /data
+// (read-only: a file and two symbolic links leading out of it) and
+// /scratch (read-write), and two environment variables.
+func writeTools(dir, outside, timeout string) error {
+	for _, d := range []string{dir, outside, filepath.Join(dir, "data"), filepath.Join(dir, "scratch")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"hostile.wasm", "gated.wasm"} {
+		wasm, err := os.ReadFile(filepath.Join("guests", name))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), wasm, 0o644); err != nil {
+			return err
+		}
+	}
+	ctx := context.Background()
+	for _, g := range []string{"hostilego", "good"} {
+		if err := guestbuild.Build(ctx, filepath.Join("guests", g), filepath.Join(dir, g+".wasm")); err != nil {
+			return err
+		}
+	}
+	limits := `memory = "32MiB"
+timeout = "` + timeout + `"
+max_output = "1MiB"
+max_line = "256KiB"
+`
+	files := map[string]string{
+		"hostile.policy.toml": limits,
+		"gated.policy.toml":   "memory = \"1MiB\"\ntimeout = \"1s\"\nmax_instances = 1\nmax_queue = 1\nstderr = \"discard\"\n",
+		"hostilego.policy.toml": limits + `
+[[mount]]
+host = "data"
+guest = "/data"
+
+[[mount]]
+host = "scratch"
+guest = "/scratch"
+mode = "rw"
+
+[env]
+GRANTED = "yes"
+FROM_HOST = { from = "` + hostEnv + `" }
+`,
+		"data/hello.txt": "hello\n",
+		"outside/secret": "secret\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if name == "outside/secret" {
+			p = filepath.Join(outside, "secret")
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	// Links an operator might leave in a mount, one absolute, one relative.
+	if err := os.Symlink(outside, filepath.Join(dir, "data", "abs_link")); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(filepath.Join(dir, "data"), outside)
+	if err != nil {
+		return err
+	}
+	return os.Symlink(rel, filepath.Join(dir, "data", "rel_link"))
+}

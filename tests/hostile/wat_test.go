@@ -1,0 +1,47 @@
+package hostile
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWATUpToDate rebuilds every guests/*.wat with wat2wasm and compares
+// the result with the committed .wasm beside it, so the binaries the
+// battery runs are the sources it shows. wat2wasm comes with WABT (Debian
+// package wabt; .ci/run installs it); without it the test is skipped and
+// the committed binaries are used as they are.
+func TestWATUpToDate(t *testing.T) {
+	wat2wasm, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Skip("wat2wasm not installed (apt-get install wabt): the committed .wasm files are not checked against their .wat sources")
+	}
+	sources, err := filepath.Glob("guests/*.wat")
+	if err != nil || len(sources) == 0 {
+		t.Fatalf("no guests/*.wat: %v", err)
+	}
+	for _, src := range sources {
+		committed := strings.TrimSuffix(src, ".wat") + ".wasm"
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.wasm")
+			cmd := exec.Command(wat2wasm, src, "-o", out)
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("wat2wasm %s: %v\n%s", src, err, msg)
+			}
+			built, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			have, err := os.ReadFile(committed)
+			if err != nil {
+				t.Fatalf("%s has no committed %s: %v", src, committed, err)
+			}
+			if !bytes.Equal(built, have) {
+				t.Fatalf("%s is stale: rebuild it with wat2wasm %s -o %s", committed, src, committed)
+			}
+		})
+	}
+}
