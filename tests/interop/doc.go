@@ -2,10 +2,11 @@
 // client SDKs — the TypeScript SDK (@modelcontextprotocol/sdk, driven by
 // the Node script in ts/) and the Go SDK (github.com/modelcontextprotocol/go-sdk)
 // — talk to a real `wasmcp serve` process serving the example tools of
-// examples/wasm, over stdio and over Streamable HTTP, in the legacy
-// (initialize and session) era and, for the Go SDK, the stateless
-// 2026-07-28 era. Each client lists the tools, calls one with arguments,
-// receives its progress notifications and answers an elicitation.
+// examples/wasm, over stdio, Streamable HTTP and the 2024-11-05 HTTP+SSE
+// transport (--legacy-sse), in the legacy (initialize and session) era
+// and, for the Go SDK, the stateless 2026-07-28 era. Each client lists
+// the tools, calls one with arguments, receives its progress notifications
+// and answers an elicitation.
 //
 // TestMain builds the wasmcp command and the example guests once per test
 // binary. The TypeScript tests need Node.js 18 or newer and npm; they run

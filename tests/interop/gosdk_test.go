@@ -47,13 +47,25 @@ func TestGoSDKModernStdio(t *testing.T) {
 func TestGoSDKLegacyStreamableHTTP(t *testing.T) {
 	t.Parallel()
 	w := &wire{}
-	runGoScenario(t, httpTransport(startHTTP(t), w), w, legacyVersion)
+	runGoScenario(t, httpTransport(startHTTP(t)+"/mcp", w), w, legacyVersion)
 }
 
 func TestGoSDKModernStreamableHTTP(t *testing.T) {
 	t.Parallel()
 	w := &wire{}
-	runGoScenario(t, httpTransport(startHTTP(t), w), w, modernVersion)
+	runGoScenario(t, httpTransport(startHTTP(t)+"/mcp", w), w, modernVersion)
+}
+
+// The 2024-11-05 HTTP+SSE transport (wasmcp serve --legacy-sse), with the
+// latest legacy revision as clients still using it do.
+func TestGoSDKLegacySSE(t *testing.T) {
+	t.Parallel()
+	w := &wire{}
+	tr := &mcp.SSEClientTransport{
+		Endpoint:   startHTTP(t, "--legacy-sse") + "/sse",
+		HTTPClient: &http.Client{Transport: &recordingRoundTripper{next: http.DefaultTransport, w: w}},
+	}
+	runGoScenario(t, tr, w, legacyVersion)
 }
 
 // stdioTransport runs `wasmcp serve` on stdio, recording the messages in w.

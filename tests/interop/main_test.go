@@ -141,15 +141,16 @@ func checkServerLog(t *testing.T, name string, log *syncBuffer) {
 	}
 }
 
-// startHTTP starts `wasmcp serve --http` on a free loopback port and
-// returns the URL of its MCP endpoint once it accepts connections. The
-// server is stopped (SIGINT, then SIGKILL) when the test ends.
-func startHTTP(t *testing.T) string {
+// startHTTP starts `wasmcp serve --http` with extra flags on a free
+// loopback port and returns its base URL (http://127.0.0.1:PORT; the MCP
+// endpoint is /mcp) once it accepts connections. The server is stopped
+// (SIGINT, then SIGKILL) when the test ends.
+func startHTTP(t *testing.T, extra ...string) string {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 		log := &syncBuffer{}
-		cmd := exec.Command(wasmcpBin, serveArgs("--http", addr)...)
+		cmd := exec.Command(wasmcpBin, serveArgs(append([]string{"--http", addr}, extra...)...)...)
 		cmd.Stdout, cmd.Stderr = log, log
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("starting wasmcp: %v", err)
@@ -162,7 +163,7 @@ func startHTTP(t *testing.T) string {
 				stopProcess(t, cmd, exited)
 				checkServerLog(t, "wasmcp serve --http", log)
 			})
-			return "http://" + addr + "/mcp"
+			return "http://" + addr
 		}
 		if !errors.Is(err, errExited) {
 			_ = cmd.Process.Kill()

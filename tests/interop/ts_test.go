@@ -71,8 +71,7 @@ func TestTypeScriptSDKStdio(t *testing.T) {
 
 func TestTypeScriptSDKStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	url := startHTTP(t)
-	rep := runTSClient(t, "http", url)
+	rep := runTSClient(t, "http", startHTTP(t)+"/mcp")
 	checkTSReport(t, rep)
 	// The 2025-11-25 HTTP transport: initialize minted a session (visible
 	// ASCII), the negotiated version is the SDK's latest, and the client
@@ -86,6 +85,13 @@ func TestTypeScriptSDKStreamableHTTP(t *testing.T) {
 	if !rep.Terminated {
 		t.Errorf("the client did not terminate its session")
 	}
+}
+
+// The 2024-11-05 HTTP+SSE transport (wasmcp serve --legacy-sse).
+func TestTypeScriptSDKLegacySSE(t *testing.T) {
+	t.Parallel()
+	rep := runTSClient(t, "sse", startHTTP(t, "--legacy-sse")+"/sse")
+	checkTSReport(t, rep)
 }
 
 func checkTSReport(t *testing.T, rep *tsReport) {

@@ -4,6 +4,7 @@
 //
 //   node client.mjs stdio COMMAND [ARG...]   spawn the server, talk over stdio
 //   node client.mjs http URL                 talk Streamable HTTP to URL
+//   node client.mjs sse URL                  talk HTTP+SSE (2024-11-05) to URL
 //
 // The inputs come from the environment variable INTEROP_SCENARIO, a JSON
 // object {statsText, statsTop, planText, hashInput, comment}. Scenario (the
@@ -22,6 +23,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 async function main(argv) {
@@ -35,8 +37,10 @@ async function main(argv) {
     transport = new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: 'inherit' });
   } else if (mode === 'http' && rest.length === 1) {
     transport = new StreamableHTTPClientTransport(new URL(rest[0]));
+  } else if (mode === 'sse' && rest.length === 1) {
+    transport = new SSEClientTransport(new URL(rest[0]));
   } else {
-    throw new Error('usage: node client.mjs stdio COMMAND [ARG...] | node client.mjs http URL');
+    throw new Error('usage: node client.mjs stdio COMMAND [ARG...] | node client.mjs http|sse URL');
   }
 
   const client = new Client(
