@@ -1,0 +1,32 @@
+// Command mcpload is a load generator for MCP servers on Streamable HTTP.
+// It drives one endpoint with C concurrent clients, each calling one tool
+// with fixed JSON arguments over its own keep-alive connection, for a
+// duration (or a number of requests), and reports throughput, latency
+// percentiles, errors and, given the server's pid, the server's CPU time
+// per call and its resident memory.
+//
+// Usage:
+//
+//	mcpload -url http://127.0.0.1:8080/mcp -tool word_count -args '{"text":"a b c"}' \
+//	        [-c 8] [-d 10s | -n 10000] [-warmup 1s] [-era modern|legacy] [-pid PID] [-json]
+//	mcpload -table RESULT.json...   print a side-by-side table of -json results
+//
+// Eras:
+//   - modern (2026-07-28, stateless): every request carries the
+//     MCP-Protocol-Version, Mcp-Method and Mcp-Name headers and the
+//     protocol version and client capabilities in params._meta; there is no
+//     handshake.
+//   - legacy: each client sends initialize and notifications/initialized
+//     once, then calls with the Mcp-Session-Id (when the server gave one)
+//     and MCP-Protocol-Version headers; the session is deleted at the end.
+//
+// A call counts as an error when the HTTP status is not 2xx, the body is
+// not a JSON-RPC response with the request's id, or it carries a JSON-RPC
+// error; a result with isError true counts as a tool error. Latencies are
+// measured from before the request is written to after the body is read.
+// Requests started during the warm-up are not counted.
+//
+// The target must be a loopback address (127.0.0.0/8, ::1 or localhost):
+// mcpload is a benchmark tool for servers on the same machine, bounded in
+// time (at most 30 minutes) and stopping by itself.
+package main
