@@ -180,3 +180,48 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// The README's example policy parses to what it says.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	i := strings.Index(s, "\n## Policy\n")
+	if i < 0 {
+		t.Fatal("README has no Policy section")
+	}
+	s = s[i:]
+	start := strings.Index(s, "```toml\n")
+	end := strings.Index(s[start+8:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("the Policy section has no toml example")
+	}
+	example := s[start+8 : start+8+end]
+	dir := t.TempDir()
+	cache := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data", "stations"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	example = strings.Replace(example, `"/var/cache/weather"`, `"`+cache+`"`, 1)
+	p, err := ParsePolicy([]byte(example), dir, lookupFrom(map[string]string{"WEATHER_API_TOKEN": "t0k3n"}))
+	if err != nil {
+		t.Fatalf("the README's example: %v", err)
+	}
+	want := host.Policy{
+		Limits:       host.Limits{MemoryBytes: 64 << 20, Timeout: 10 * time.Second, OutputBytes: 4 << 20, LineBytes: 1 << 20},
+		MaxInstances: 4, MaxQueue: 16,
+		Mounts: []host.Mount{
+			{HostPath: filepath.Join(dir, "data", "stations"), GuestPath: "/stations", ReadOnly: true},
+			{HostPath: cache, GuestPath: "/cache"},
+		},
+		Env: []host.EnvVar{
+			{Name: "API_TOKEN", Value: "t0k3n", From: "WEATHER_API_TOKEN"},
+			{Name: "UNITS", Value: "metric"},
+		},
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got  %+v\nwant %+v", p, want)
+	}
+}

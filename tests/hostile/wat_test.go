@@ -40,7 +40,9 @@ func TestWATUpToDate(t *testing.T) {
 				t.Fatalf("%s has no committed %s: %v", src, committed, err)
 			}
 			if !bytes.Equal(built, have) {
-				t.Fatalf("%s is stale: rebuild it with wat2wasm %s -o %s", committed, src, committed)
+				ver, _ := exec.Command(wat2wasm, "--version").Output()
+				t.Fatalf("%s differs from what wat2wasm %s builds from %s (the committed files were built with 1.0.32): rebuild it with wat2wasm %s -o %s",
+					committed, strings.TrimSpace(string(ver)), src, src, committed)
 			}
 		})
 	}
