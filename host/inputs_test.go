@@ -39,7 +39,9 @@ func loadInputs(t testing.TB) *Module {
 			inputsErr = err
 			return
 		}
-		e, err := NewEngine(Config{CacheDir: "-", Limits: Limits{Timeout: 20 * time.Second}})
+		// The default compilation cache: wazero compiles a Go guest slowly
+		// under the race detector, and the cache makes that once per machine.
+		e, err := NewEngine(Config{Limits: Limits{Timeout: 20 * time.Second}})
 		if err != nil {
 			inputsErr = err
 			return
