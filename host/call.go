@@ -13,6 +13,7 @@ import (
 
 	"github.com/bytedance/sonic"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -82,7 +83,11 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer Pe
 	c.stderr.discard = m.policy.DiscardStderr
 	cfg := m.base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
 
-	mod, err := m.runtime.InstantiateModule(tctx, m.code, cfg)
+	// The instance's linear memory comes from the pool (memory.go) and
+	// goes back, zeroed, once the instance is closed.
+	mem := &callMemory{}
+	defer mem.release()
+	mod, err := m.runtime.InstantiateModule(experimental.WithMemoryAllocator(tctx, mem), m.code, cfg)
 	if err != nil {
 		cancel(errAnswered)
 		if cause := context.Cause(tctx); cause != nil && !errors.Is(cause, errAnswered) {

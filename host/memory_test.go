@@ -1,0 +1,87 @@
+package host
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestMemClass(t *testing.T) {
+	for _, c := range []struct {
+		size uint64
+		want int
+	}{
+		{0, 0}, {1, 0}, {65536, 0}, {65537, 1}, {131072, 1}, {131073, 2},
+		{1 << 25, maxMemClass - minMemClass}, {1<<25 + 1, -1}, {1 << 32, -1},
+	} {
+		if got := memClass(c.size); got != c.want {
+			t.Errorf("memClass(%d) = %d, want %d", c.size, got, c.want)
+		}
+	}
+}
+
+// A guest's bytes never reach the next instance: everything it could
+// write, in the buffers it grew out of as in its last one, is zero when
+// the pool hands the buffers out again.
+func TestPooledMemoryIsZeroedAndGrows(t *testing.T) {
+	for round := 0; round < 50; round++ {
+		a := &callMemory{}
+		m := a.Allocate(0, 4<<20).(*linearMemory)
+		b := m.Reallocate(2 << 16)
+		if len(b) != 2<<16 || !allZero(b[:cap(b)]) {
+			t.Fatalf("round %d: a new memory is not zero (len %d)", round, len(b))
+		}
+		fill(b, 0xA5)
+		b = m.Reallocate(3 << 16) // grows within the 256 KiB class or moves
+		if !bytes.Equal(b[:2<<16], bytes.Repeat([]byte{0xA5}, 2<<16)) || !allZero(b[2<<16:cap(b)]) {
+			t.Fatalf("round %d: growth lost the contents or exposed non-zero bytes", round)
+		}
+		fill(b, 0x5A)
+		b = m.Reallocate(1 << 20) // a larger class: a new buffer
+		if !bytes.Equal(b[:3<<16], bytes.Repeat([]byte{0x5A}, 3<<16)) || !allZero(b[3<<16:]) {
+			t.Fatalf("round %d: growth across classes lost the contents", round)
+		}
+		fill(b, 0xFF)
+		if m.Reallocate(8<<20) != nil {
+			t.Fatal("grew past max")
+		}
+		m.Free() // a no-op: the buffers stay with the call until release
+		if !bytes.Equal(b[:16], bytes.Repeat([]byte{0xFF}, 16)) {
+			t.Fatal("Free released the buffer while the call holds it")
+		}
+		a.release()
+		if len(a.mems) != 0 {
+			t.Fatal("release kept memories")
+		}
+		// What the pools hand out next is zero, whichever buffer it is.
+		for _, size := range []uint64{2 << 16, 3 << 16, 1 << 20} {
+			p := getBuf(size)
+			if !allZero(p.b[:cap(p.b)]) {
+				t.Fatalf("round %d: a pooled buffer of %d bytes held old bytes", round, size)
+			}
+			putBuf(p)
+		}
+	}
+}
+
+func TestHugeMemoryIsNotPooled(t *testing.T) {
+	p := getBuf(1<<25 + 1)
+	if p.class != -1 || len(p.b) != 1<<25+1 {
+		t.Fatalf("class %d len %d", p.class, len(p.b))
+	}
+	putBuf(p) // dropped
+}
+
+func fill(b []byte, v byte) {
+	for i := range b {
+		b[i] = v
+	}
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
