@@ -1,0 +1,6 @@
+//go:build !linux
+
+package host
+
+// threadCPU is not available here; benchmarks report wall time only.
+func threadCPU() int64 { return 0 }
