@@ -174,6 +174,18 @@ func TestBattery(t *testing.T) {
 					t.Parallel()
 					checkGate(t, c)
 				})
+				t.Run("an invalid module that would clear an interrupt flag", func(t *testing.T) {
+					t.Parallel()
+					// unstoppable.wasm is refused at load, so its tool does
+					// not exist; were it loaded, this call would never end.
+					r := c.call(t, "clear_interrupt", "{}")
+					if r.rpcCode != -32602 || !strings.Contains(r.rpcMsg, "Unknown tool: clear_interrupt") {
+						t.Fatalf("want the tool unknown (its module refused), got %s", r)
+					}
+					if log := srv.stderr.String(); !strings.Contains(log, "module refused") || !strings.Contains(log, "unstoppable.wasm") {
+						t.Errorf("the log does not say unstoppable.wasm was refused")
+					}
+				})
 			})
 			if !srv.alive() {
 				t.Fatal("the server exited")

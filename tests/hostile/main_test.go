@@ -70,6 +70,8 @@ func runMain(m *testing.M) int {
 //	hostile.wasm    the WAT guest whose tools misbehave (guests/hostile.wat)
 //	gated.wasm      a WAT guest whose one tool never answers, served under
 //	                max_instances = 1, max_queue = 1 (guests/gated.wat)
+//	unstoppable.wasm an invalid module whose loop writes a global it does
+//	                not define (guests/unstoppable.wat); it must be refused
 //	hostilego.wasm  the Go guest (built now from guests/hostilego)
 //	good.wasm       the well-behaved Go guest (guests/good)
 //
@@ -83,7 +85,7 @@ func writeTools(dir, outside, timeout string) error {
 			return err
 		}
 	}
-	for _, name := range []string{"hostile.wasm", "gated.wasm"} {
+	for _, name := range []string{"hostile.wasm", "gated.wasm", "unstoppable.wasm"} {
 		wasm, err := os.ReadFile(filepath.Join("guests", name))
 		if err != nil {
 			return err

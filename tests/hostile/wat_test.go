@@ -27,7 +27,18 @@ func TestWATUpToDate(t *testing.T) {
 		committed := strings.TrimSuffix(src, ".wat") + ".wasm"
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.wasm")
-			cmd := exec.Command(wat2wasm, src, "-o", out)
+			text, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A source may name extra flags on a line ";; wat2wasm flags: …".
+			args := []string{src, "-o", out}
+			for _, line := range strings.Split(string(text), "\n") {
+				if f, ok := strings.CutPrefix(line, ";; wat2wasm flags:"); ok {
+					args = append(strings.Fields(f), args...)
+				}
+			}
+			cmd := exec.Command(wat2wasm, args...)
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("wat2wasm %s: %v\n%s", src, err, msg)
 			}
@@ -41,8 +52,8 @@ func TestWATUpToDate(t *testing.T) {
 			}
 			if !bytes.Equal(built, have) {
 				ver, _ := exec.Command(wat2wasm, "--version").Output()
-				t.Fatalf("%s differs from what wat2wasm %s builds from %s (the committed files were built with 1.0.32): rebuild it with wat2wasm %s -o %s",
-					committed, strings.TrimSpace(string(ver)), src, src, committed)
+				t.Fatalf("%s differs from what wat2wasm %s builds from %s (the committed files were built with 1.0.32): rebuild it with wat2wasm %s",
+					committed, strings.TrimSpace(string(ver)), src, strings.Join(args[:len(args)-1], " ")+" "+committed)
 			}
 		})
 	}
