@@ -95,6 +95,12 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer Pe
 		}
 		return nil, &GuestError{Module: m.name, Kind: KindTrap, Msg: "could not be instantiated: " + trimTrap(err.Error()), Err: err}
 	}
+	if m.interrupt {
+		// The instrumented loops trap once the call's context ends.
+		if g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal); ok {
+			defer context.AfterFunc(tctx, func() { g.Set(1) })()
+		}
+	}
 	err = c.run(mod)
 	cancel(errAnswered)
 	c.pending.Wait()

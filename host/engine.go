@@ -25,6 +25,12 @@ type Config struct {
 	// Logger receives load events and the guests' stderr. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// InstrumentLoops (experimental, off by default) stops guests at their
+	// deadline with loop checks the host inserts into each module
+	// (interrupt.go) instead of wazero's WithCloseOnContextDone: a C guest's
+	// call is about 3x cheaper, but the input-required tests have hung
+	// with it under -race, cause not yet found.
+	InstrumentLoops bool
 }
 
 // DefaultCacheDir is the compilation cache under the user's cache directory.
@@ -45,7 +51,7 @@ type Engine struct {
 	descs *descCache
 
 	mu       sync.Mutex
-	runtimes map[uint32]wazero.Runtime // by memory limit in pages
+	runtimes map[runtimeKey]wazero.Runtime
 	closed   bool
 }
 
@@ -55,7 +61,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[uint32]wazero.Runtime{}}
+	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{}}
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()
@@ -80,29 +86,38 @@ func (e *Engine) Limits() Limits { return e.cfg.Limits }
 // Logger returns the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }
 
+// runtimeKey names a runtime: a memory cap and whether instances are
+// closed when their context ends (WithCloseOnContextDone, used only for
+// modules that could not be instrumented, see interrupt.go).
+type runtimeKey struct {
+	pages       uint32
+	closeOnDone bool
+}
+
 // runtime returns the runtime for a memory cap, creating it on first use.
 // Runtimes share one compilation cache, so a module compiled for one cap is
 // not compiled again for another.
-func (e *Engine) runtime(ctx context.Context, pages uint32) (wazero.Runtime, error) {
+func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone bool) (wazero.Runtime, error) {
+	key := runtimeKey{pages, closeOnDone}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, errors.New("host: engine closed")
 	}
-	if r, ok := e.runtimes[pages]; ok {
+	if r, ok := e.runtimes[key]; ok {
 		return r, nil
 	}
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(closeOnDone).
 		WithCustomSections(true)
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("host: instantiate WASI: %w", err)
 	}
-	e.runtimes[pages] = r
+	e.runtimes[key] = r
 	return r, nil
 }
 

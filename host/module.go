@@ -34,6 +34,10 @@ type Module struct {
 	base    wazero.ModuleConfig
 	gate    *gate
 	seq     atomic.Int64
+
+	// interrupt: the module was instrumented (interrupt.go); a call stops
+	// it by setting its interruptExport global.
+	interrupt bool
 }
 
 // ToolSchemas are a tool's compiled schemas; Output is nil when the tool
@@ -78,15 +82,15 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 	fail := func(format string, a ...any) error {
 		return &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf(format, a...)}
 	}
-	r, err := e.runtime(ctx, p.Limits.memoryPages())
-	if err != nil {
+	r, code, interrupt, err := e.compile(ctx, name, p.Limits.memoryPages(), wasm)
+	if r == nil {
 		return nil, err
 	}
 	m.runtime = r
-	code, err := r.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fail("does not compile: %v", err)
 	}
+	m.interrupt = interrupt
 	m.code = code
 	ok := false
 	defer func() {
