@@ -118,7 +118,7 @@ func instrument(wasm []byte) ([]byte, error) {
 			}
 			emit(7, body)
 		case 10:
-			body, err := instrumentCode(s.body, check)
+			body, err := instrumentCode(s.body, check, idx)
 			if err != nil {
 				return nil, err
 			}
@@ -226,7 +226,7 @@ func addExport(b, entry []byte) ([]byte, error) {
 
 // instrumentCode rewrites a code section, inserting check after the block
 // type of every loop instruction.
-func instrumentCode(b, check []byte) ([]byte, error) {
+func instrumentCode(b, check []byte, globals uint32) ([]byte, error) {
 	r := &reader{b: b}
 	n := r.u32()
 	out := appendU32(make([]byte, 0, len(b)+len(b)/8), n)
@@ -238,7 +238,7 @@ func instrumentCode(b, check []byte) ([]byte, error) {
 			return nil, r.err
 		}
 		var err error
-		if body, err = instrumentBody(body[:0], fn, check); err != nil {
+		if body, err = instrumentBody(body[:0], fn, check, globals); err != nil {
 			return nil, fmt.Errorf("function %d: %w", i, err)
 		}
 		out = appendU32(out, uint32(len(body)))
@@ -250,7 +250,12 @@ func instrumentCode(b, check []byte) ([]byte, error) {
 	return out, nil
 }
 
-func instrumentBody(out, fn, check []byte) ([]byte, error) {
+// instrumentBody rewrites one function body. globals is the number of
+// globals the module has (imported and defined): an instruction naming
+// any other global makes the module invalid — and, were it instrumented,
+// would name the stop flag or the budget and could clear them — so it is
+// left to wazero's validation, which refuses it.
+func instrumentBody(out, fn, check []byte, globals uint32) ([]byte, error) {
 	r := &reader{b: fn}
 	locals := r.u32()
 	for i := uint32(0); i < locals && r.err == nil; i++ {
@@ -271,8 +276,12 @@ func instrumentBody(out, fn, check []byte) ([]byte, error) {
 			copied = r.i
 		case op == 0x02 || op == 0x04: // block, if
 			r.blockType()
+		case op == 0x23 || op == 0x24: // global.get, global.set
+			if g := r.u32(); r.err == nil && g >= globals {
+				return nil, fmt.Errorf("%w: it names global %d, which it does not have", errNotInstrumentable, g)
+			}
 		case op == 0x0C || op == 0x0D || op == 0x10 || (op >= 0x20 && op <= 0x26) || op == 0xD2:
-			r.u32() // br, br_if, call, local/global/table get/set/tee, ref.func
+			r.u32() // br, br_if, call, local get/set/tee, table get/set, ref.func
 		case op == 0x0E: // br_table
 			for n := r.u32(); n > 0 && r.err == nil; n-- {
 				r.u32()

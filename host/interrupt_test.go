@@ -83,7 +83,7 @@ func TestUninstrumentableModuleFallsBack(t *testing.T) {
 		t.Fatal("instrumented a module that exports the interrupt name")
 	}
 	// An opcode outside wazero's proposals (0x06, try) is refused too.
-	if _, err := instrumentBody(nil, []byte{0, 0x06, 0x40, 0x0B, 0x0B}, []byte{0x01}); err == nil {
+	if _, err := instrumentBody(nil, []byte{0, 0x06, 0x40, 0x0B, 0x0B}, []byte{0x01}, 0); err == nil {
 		t.Fatal("instrumented an unknown opcode")
 	}
 	// Loading a module that cannot be instrumented: spin with a section
