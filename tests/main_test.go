@@ -33,6 +33,9 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	workDir = dir
+	// wasmcp serve keeps its task store under $XDG_DATA_HOME by default:
+	// the servers the tests start keep theirs here, not in the user's home.
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	wasmcpBin = filepath.Join(dir, "wasmcp")
 	if runtime.GOOS == "windows" {
 		wasmcpBin += ".exe"

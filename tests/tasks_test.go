@@ -268,7 +268,24 @@ func TestTasksLegacyStdio(t *testing.T) {
 
 func TestTasksLegacyHTTP(t *testing.T) {
 	s := startServe(t, "--tools", taskTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--data-dir", "-")
-	legacyTaskScenario(t, newHTTPLegacy(t, s.url))
+	c := newHTTPLegacy(t, s.url)
+	legacyTaskScenario(t, c)
+	// A graceful shutdown with a task running: it ends promptly, the
+	// task's guest stopped.
+	resultMap(t, c.call("tools/call", `{"name":"slow_compute","arguments":{"seconds":60},"task":{}}`))
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("wasmcp exited with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("wasmcp did not exit within 20 s of SIGTERM")
+	}
 }
 
 // legacyTaskScenario drives the 2025-11-25 task methods.
