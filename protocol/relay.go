@@ -274,8 +274,9 @@ func (r *request) runEscalating(e *toolEntry) Response {
 		untrack = r.sess.track(r.msg.ID, gcancel)
 	}
 	in := &inlineSink{r: r, mod: e.mod, done: make(chan outcome, 1)}
-	rl := &relay{r: r, mod: e.mod, owner: in}
-	go rl.run(gctx, r.callParams())
+	d := r.detached(nil)
+	rl := &relay{r: d, mod: e.mod, owner: in}
+	go rl.run(gctx, d.callParams())
 
 	inline := func(o outcome) Response {
 		untrack()
@@ -316,7 +317,7 @@ func (r *request) runEscalating(e *toolEntry) Response {
 		rl.redirect(discard{})
 		return r.fail(taskError(err))
 	}
-	rl.redirect(r.srv.newCollector(t, e, r.detached(nil)))
+	rl.redirect(r.srv.newCollector(t, e, d))
 	return r.ok(r.srv.encodeCreated(t, Modern), false)
 }
 
@@ -363,7 +364,7 @@ func (r *request) runAsTask(e *toolEntry, pre []byte) Response {
 	d := r.detached(sessionStream{srv: r.srv, sess: r.sess})
 	col := r.srv.newCollector(t, e, d)
 	rl := &relay{r: d, mod: e.mod, owner: col}
-	go rl.run(gctx, r.callParams())
+	go rl.run(gctx, d.callParams())
 	return r.ok(r.srv.encodeCreated(t, Legacy), false)
 }
 
@@ -374,6 +375,12 @@ func (r *request) detached(stream Stream) *request {
 	d := *r
 	d.ctx = context.WithoutCancel(r.ctx)
 	d.stream = stream
+	// What the guest and its requests read after the request ended does
+	// not alias the transport's buffers.
+	d.msg = &Message{ID: bytes.Clone(r.msg.ID), Method: r.msg.Method, Params: bytes.Clone(r.msg.Params)}
+	d.guestParams = bytes.Clone(r.guestParams)
+	d.caps.Raw = bytes.Clone(r.caps.Raw)
+	d.token = bytes.Clone(r.token)
 	return &d
 }
 
