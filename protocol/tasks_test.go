@@ -27,7 +27,7 @@ type taskFixture struct {
 
 const taskExt = `{"extensions":{"io.modelcontextprotocol/tasks":{}},"elicitation":{}}`
 
-func newTaskFixture(t *testing.T, opts Options) *taskFixture {
+func newTaskFixture(t testing.TB, opts Options) *taskFixture {
 	t.Helper()
 	f := &taskFixture{release: make(chan struct{})}
 	obj := json.RawMessage(`{"type":"object"}`)
