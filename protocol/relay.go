@@ -537,20 +537,18 @@ func (c *collector) request(ctx context.Context, method string, params []byte) (
 	if e := r.requiredCapability(method, params); e != nil {
 		return nil, e
 	}
-	if r.sess == nil {
-		return nil, &abi.Error{Code: CodeInternalError, Message: "no session to ask the client on"}
-	}
 	if p, err := withMeta(params, MetaRelatedTask, relatedTask(c.id)); err == nil {
 		params = p
 	}
 	c.live.asking(c.srv, 1)
 	defer c.live.asking(c.srv, -1)
 	for {
-		st, err := c.live.stream(ctx)
+		// The session of the tasks/result call gets the client's answer.
+		st, sess, err := c.live.stream(ctx)
 		if err != nil {
 			return nil, err
 		}
-		m, err := r.sess.request(ctx, st, method, params)
+		m, err := sess.request(ctx, st, method, params)
 		if errors.Is(err, errStreamClosed) {
 			continue // that tasks/result ended: wait for another
 		}
@@ -565,13 +563,13 @@ func (c *collector) request(ctx context.Context, method string, params []byte) (
 }
 
 // liveTask is what the server keeps of a legacy task whose guest runs here:
-// the streams of the tasks/result calls waiting for it.
+// the streams (and sessions) of the tasks/result calls waiting for it.
 type liveTask struct {
 	id   string
-	sess *Session
+	sess *Session // the session that created the task
 
 	mu      sync.Mutex
-	streams []*guardStream
+	streams []offered
 	added   chan struct{} // closed when a stream is added
 	askers  int           // requests to the client in flight
 }
@@ -596,12 +594,18 @@ func (s *Server) lookupLive(id string) *liveTask {
 	return s.live[id]
 }
 
+// offered is the stream of a waiting tasks/result call and its session.
+type offered struct {
+	g    *guardStream
+	sess *Session
+}
+
 // offer makes a tasks/result call's stream available to the task's
 // requests until the returned function is called.
-func (lt *liveTask) offer(st Stream) (withdraw func()) {
+func (lt *liveTask) offer(st Stream, sess *Session) (withdraw func()) {
 	g := &guardStream{s: st}
 	lt.mu.Lock()
-	lt.streams = append(lt.streams, g)
+	lt.streams = append(lt.streams, offered{g: g, sess: sess})
 	close(lt.added)
 	lt.added = make(chan struct{})
 	lt.mu.Unlock()
@@ -609,7 +613,7 @@ func (lt *liveTask) offer(st Stream) (withdraw func()) {
 		g.close()
 		lt.mu.Lock()
 		for i, x := range lt.streams {
-			if x == g {
+			if x.g == g {
 				lt.streams = append(lt.streams[:i], lt.streams[i+1:]...)
 				break
 			}
@@ -619,20 +623,20 @@ func (lt *liveTask) offer(st Stream) (withdraw func()) {
 }
 
 // stream waits for a stream to send the task's requests on.
-func (lt *liveTask) stream(ctx context.Context) (Stream, error) {
+func (lt *liveTask) stream(ctx context.Context) (Stream, *Session, error) {
 	for {
 		lt.mu.Lock()
 		if n := len(lt.streams); n > 0 {
-			st := lt.streams[n-1]
+			o := lt.streams[n-1]
 			lt.mu.Unlock()
-			return st, nil
+			return o.g, o.sess, nil
 		}
 		added := lt.added
 		lt.mu.Unlock()
 		select {
 		case <-added:
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+			return nil, nil, context.Cause(ctx)
 		}
 	}
 }

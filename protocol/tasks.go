@@ -213,9 +213,9 @@ func (r *request) tasksResult() Response {
 	if r.sess != nil {
 		defer r.sess.track(r.msg.ID, cancel)()
 	}
-	if !t.Status.Terminal() && r.stream != nil {
+	if !t.Status.Terminal() && r.stream != nil && r.sess != nil {
 		if lt := r.srv.lookupLive(t.ID); lt != nil {
-			defer lt.offer(r.stream)()
+			defer lt.offer(r.stream, r.sess)()
 		}
 	}
 	t, err := r.srv.tasks.Wait(ctx, t.ID, r.owner())
