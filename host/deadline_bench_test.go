@@ -19,21 +19,21 @@ import (
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
-// BenchmarkDeadlineChecks measures what wazero's WithCloseOnContextDone
-// (the engine's way to end a guest at its deadline, host/engine.go) costs:
-// one tool call in a fresh instance — instantiate, run _start, which reads
-// the request and writes the answer — with the checks on and off, for the
+// BenchmarkDeadlineChecks measures what stopping a guest at its deadline
+// costs: one tool call in a fresh instance — instantiate, run _start, which
+// reads the request and writes the answer — with wazero's
+// WithCloseOnContextDone (the engine's default), with the host's own loop
+// instrumentation (Config.InstrumentLoops), and with neither, for the
 // example tools (Go, and the C word counter on a 64 KiB text) and for a
-// call-heavy Go guest. ARCHITECTURE.md ("Deadlines")
-// records the figures and the decision.
+// call-heavy Go guest. ARCHITECTURE.md ("Deadlines") records the figures
+// and the decision.
 //
-//	go test ./host -run '^$' -bench DeadlineChecks -benchtime 20x -count 5
+//	go test ./host -run '^$' -bench DeadlineChecks -benchtime 20x -count 8
 //
-// The calls run outside Module.Call (which always has the checks on) with
-// the same module configuration, so the two variants differ in the checks
-// alone. Besides wall time each reports cpu-ns/op, the CPU time of the
-// benchmark's thread per call (Linux), which load from other processes
-// does not inflate.
+// The calls run outside Module.Call with the same module configuration, so
+// the variants differ in the checks alone. Besides wall time each reports
+// cpu-ns/op, the CPU time of the benchmark's thread per call (Linux), which
+// load from other processes does not inflate.
 func BenchmarkDeadlineChecks(b *testing.B) {
 	guests := benchGuests(b)
 	calls := []struct{ name, guest, tool, args string }{
@@ -44,23 +44,28 @@ func BenchmarkDeadlineChecks(b *testing.B) {
 		{"fib27", "callheavy", "fib", `{"n":27}`},
 		{"spin1e7", "callheavy", "spin", `{"n":10000000}`},
 	}
-	for _, checks := range []bool{true, false} {
-		name := "checks=off"
-		if checks {
-			name = "checks=on"
-		}
-		b.Run(name, func(b *testing.B) {
+	// wazero: WithCloseOnContextDone, the engine's default. instrumented:
+	// the host's loop checks (Config.InstrumentLoops, interrupt.go).
+	// none: no way to stop a loop at all — the floor, not an option.
+	for _, variant := range []string{"wazero", "instrumented", "none"} {
+		b.Run("checks="+variant, func(b *testing.B) {
 			ctx := context.Background()
 			cc, err := wazero.NewCompilationCacheWithDir(filepath.Join(testCache, "wazero"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
-				WithCompilationCache(cc).WithCloseOnContextDone(checks).WithMemoryLimitPages(4096))
+				WithCompilationCache(cc).WithCloseOnContextDone(variant == "wazero").WithMemoryLimitPages(4096))
 			defer r.Close(ctx)
 			wasi_snapshot_preview1.MustInstantiate(ctx, r)
 			for _, c := range calls {
-				code, err := r.CompileModule(ctx, guests[c.guest])
+				wasm := guests[c.guest]
+				if variant == "instrumented" {
+					if wasm, err = instrument(wasm); err != nil {
+						b.Fatalf("%s: %v", c.guest, err)
+					}
+				}
+				code, err := r.CompileModule(ctx, wasm)
 				if err != nil {
 					b.Fatal(err)
 				}
