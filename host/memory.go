@@ -115,9 +115,27 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		m.cur.b = m.cur.b[:size]
 		return m.cur.b
 	}
-	p := getBuf(size)
+	var p *pooledBuf
+	if memClass(size) >= 0 {
+		p = getBuf(size)
+	} else {
+		// Past the pooled sizes, grow geometrically (bounded by the
+		// cap) so a guest growing page by page costs O(final size) in
+		// copies and garbage, not O(size²).
+		c := size
+		if m.cur != nil {
+			c = max(c, 2*uint64(cap(m.cur.b)))
+		}
+		c = min(c, m.max)
+		p = &pooledBuf{b: make([]byte, size, c), class: -1}
+	}
 	if m.cur != nil {
 		copy(p.b, m.cur.b)
+		if m.cur.class < 0 {
+			// An unpooled buffer goes to no pool: drop it now so the
+			// collector can take it while the instance still runs.
+			m.bufs = m.bufs[:len(m.bufs)-1]
+		}
 	}
 	m.cur = p
 	m.bufs = append(m.bufs, p)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 )
 
@@ -84,4 +85,27 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// A guest that grows its memory one page at a time past the pooled sizes
+// must cost the host O(final size), not a copy per page.
+func TestPageByPageGrowthIsGeometric(t *testing.T) {
+	const final = 64 << 20
+	a := &callMemory{}
+	m := a.Allocate(65536, 256<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var b []byte
+	for size := uint64(65536); size <= final; size += 65536 {
+		b = m.Reallocate(size)
+		if uint64(len(b)) != size {
+			t.Fatalf("len %d, want %d", len(b), size)
+		}
+	}
+	b[final-1] = 1
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 5*final {
+		t.Fatalf("growing to %d MiB page by page allocated %d MiB", final>>20, got>>20)
+	}
+	a.release()
 }
