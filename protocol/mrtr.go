@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,7 +108,9 @@ var (
 // unseal verifies and decodes a requestState. The MAC is checked, in
 // constant time, before anything is decoded.
 func (s *sealer) unseal(token string) (*sealedState, error) {
-	if len(token) == 0 || len(token) > maxStateLen {
+	if len(token) == 0 || len(token) > maxStateLen || strings.ContainsAny(token, "\r\n") {
+		// Go's base64 decoders skip CR and LF even in strict mode; a
+		// token is only ever the exact text the sealer produced.
 		return nil, errStateInvalid
 	}
 	buf, err := stateEncoding.DecodeString(token)
