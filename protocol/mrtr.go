@@ -358,19 +358,12 @@ func (r *request) inputRequired(reply *host.Reply) Response {
 		return r.fail(errorf(CodeInternalError, "cannot seal the request state: "+err.Error()))
 	}
 	b := make([]byte, 0, 256+len(token))
-	b = append(b, `{"resultType":"input_required","inputRequests":{`...)
-	for i, q := range reply.InputRequests {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, q.Key)
-		b = append(b, `:{"method":`...)
-		b = appendString(b, q.Method)
-		b = append(b, `,"params":`...)
-		b = append(b, q.Params...)
-		b = append(b, '}')
-	}
-	b = append(b, `},"requestState":"`...)
+	b = append(b, `{"resultType":"input_required","inputRequests":`...)
+	b = appendInputRequests(b, len(reply.InputRequests), func(i int) (string, string, []byte) {
+		q := &reply.InputRequests[i]
+		return q.Key, q.Method, q.Params
+	})
+	b = append(b, `,"requestState":"`...)
 	b = append(b, token...)
 	b = append(b, `",`...)
 	b = append(b, r.srv.metaInfo...)
@@ -480,4 +473,23 @@ func (p *peer) modernRequest(ctx context.Context, method string, params []byte) 
 		return nil, e
 	}
 	return nil, host.ErrInputRequired
+}
+
+// appendInputRequests appends an inputRequests object, {key: {method,
+// params}}, for n requests that at returns.
+func appendInputRequests(b []byte, n int, at func(i int) (key, method string, params []byte)) []byte {
+	b = append(b, '{')
+	for i := 0; i < n; i++ {
+		key, method, params := at(i)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, key)
+		b = append(b, `:{"method":`...)
+		b = appendString(b, method)
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }

@@ -72,19 +72,11 @@ func appendTask(b []byte, t *tasks.Task, era Era) []byte {
 func appendDetails(b []byte, t *tasks.Task) []byte {
 	switch t.Status {
 	case tasks.InputRequired:
-		b = append(b, `,"inputRequests":{`...)
-		for i, q := range t.Inputs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, q.Key)
-			b = append(b, `:{"method":`...)
-			b = appendString(b, q.Method)
-			b = append(b, `,"params":`...)
-			b = append(b, q.Params...)
-			b = append(b, '}')
-		}
-		b = append(b, '}')
+		b = append(b, `,"inputRequests":`...)
+		b = appendInputRequests(b, len(t.Inputs), func(i int) (string, string, []byte) {
+			q := &t.Inputs[i]
+			return q.Key, q.Method, q.Params
+		})
 	case tasks.Completed:
 		if len(t.Result) > 0 {
 			b = append(b, `,"result":`...)
