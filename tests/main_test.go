@@ -1,12 +1,13 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/e2e"
 )
 
 // Shared harness for every end-to-end test in this package: TestMain builds
@@ -36,16 +37,10 @@ func runMain(m *testing.M) int {
 	// wasmcp serve keeps its task store under $XDG_DATA_HOME by default:
 	// the servers the tests start keep theirs here, not in the user's home.
 	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
-	wasmcpBin = filepath.Join(dir, "wasmcp")
-	if runtime.GOOS == "windows" {
-		wasmcpBin += ".exe"
-	}
 	// Built without -race: the race detector slows wazero's compiler
 	// several times over; the packages' own tests run under -race.
-	cmd := exec.Command("go", "build", "-o", wasmcpBin, "../cmd/wasmcp")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "tests: building wasmcp:", err)
+	if wasmcpBin, err = e2e.BuildWasmcp(context.Background(), dir, false); err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
 		return 1
 	}
 	return m.Run()

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,33 +15,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/e2e"
 )
 
 // Helpers for end-to-end tests: a wasmcp serve process and MCP clients for
 // it over stdio and over Streamable HTTP.
 
-// lockedBuffer collects a process's stderr while tests read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // served is a running wasmcp serve.
 type served struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *e2e.LockedBuffer
 	stdin  io.WriteCloser // stdio only
 	stdout io.ReadCloser  // stdio only
 	url    string         // HTTP only: the /mcp endpoint
@@ -53,7 +36,7 @@ type served struct {
 // The process is killed when the test ends.
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
-	s := &served{stderr: &lockedBuffer{}}
+	s := &served{stderr: &e2e.LockedBuffer{}}
 	s.cmd = exec.Command(wasmcpBin, append([]string{"serve"}, args...)...)
 	s.cmd.Stderr = s.stderr
 	httpMode := false

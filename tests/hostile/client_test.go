@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/e2e"
 )
 
 // The battery's client side: a wasmcp serve process and an MCP client for
@@ -23,28 +24,10 @@ import (
 // guest's requests reach it) or over Streamable HTTP (2026-07-28, one POST
 // per call).
 
-// lockedBuffer collects a process's stderr while tests read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // server is a running wasmcp serve.
 type server struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *e2e.LockedBuffer
 	stdin  io.WriteCloser // stdio only
 	stdout io.ReadCloser  // stdio only
 	url    string         // HTTP only
@@ -62,7 +45,7 @@ func startServer(t *testing.T, transport string) *server {
 	if transport == "http" {
 		args = append(args, "--http", "127.0.0.1:0")
 	}
-	s := &server{stderr: &lockedBuffer{}, done: make(chan struct{})}
+	s := &server{stderr: &e2e.LockedBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(wasmcpBin, args...)
 	s.cmd.Env = append(os.Environ(), hostEnv+"=from-host", secretEnv+"=s3cret")
 	s.cmd.Stderr = s.stderr

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/e2e"
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
@@ -45,14 +44,8 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	wasmcpBin = filepath.Join(dir, "wasmcp")
-	if runtime.GOOS == "windows" {
-		wasmcpBin += ".exe"
-	}
-	cmd := exec.Command("go", "build", "-o", wasmcpBin, "../../cmd/wasmcp")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "hostile: building wasmcp:", err)
+	if wasmcpBin, err = e2e.BuildWasmcp(context.Background(), dir, false); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
 		return 1
 	}
 	toolsDir = filepath.Join(dir, "tools")

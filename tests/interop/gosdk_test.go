@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/wasmcp/wasmcp/internal/e2e"
 )
 
 // The official Go SDK client (github.com/modelcontextprotocol/go-sdk
@@ -70,7 +71,7 @@ func TestGoSDKLegacySSE(t *testing.T) {
 
 // stdioTransport runs `wasmcp serve` on stdio, recording the messages in w.
 func stdioTransport(t *testing.T, w *wire) mcp.Transport {
-	log := &syncBuffer{}
+	log := &e2e.LockedBuffer{}
 	t.Cleanup(func() { checkServerLog(t, "wasmcp serve --stdio", log) })
 	cmd := exec.Command(wasmcpBin, serveArgs("--stdio")...)
 	cmd.Stderr = log

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,14 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/e2e"
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
@@ -54,28 +52,12 @@ func runMain(m *testing.M) int {
 		return fail(err)
 	}
 	defer os.RemoveAll(dir)
-	wasmcpBin = filepath.Join(dir, "wasmcp")
-	if runtime.GOOS == "windows" {
-		wasmcpBin += ".exe"
-	}
 	toolsDir = filepath.Join(dir, "tools")
 	cacheDir = filepath.Join(dir, "cache")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	build := func(out string, race bool) error {
-		args := []string{"build", "-o", out}
-		if race {
-			args = append(args, "-race")
-		}
-		cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/wasmcp")...)
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building wasmcp: %v\n%s", err, b)
-		}
-		return nil
-	}
-	if err := build(wasmcpBin, raceEnabled); err != nil {
+	if wasmcpBin, err = e2e.BuildWasmcp(ctx, dir, raceEnabled); err != nil {
 		return fail(err)
 	}
 	for _, name := range exampleModules {
@@ -89,11 +71,7 @@ func runMain(m *testing.M) int {
 	// same either way, so a plain build fills it.
 	warmBin := wasmcpBin
 	if raceEnabled {
-		warmBin = filepath.Join(dir, "wasmcp-norace")
-		if runtime.GOOS == "windows" {
-			warmBin += ".exe"
-		}
-		if err := build(warmBin, false); err != nil {
+		if warmBin, err = e2e.BuildWasmcp(ctx, dir, false); err != nil {
 			return fail(err)
 		}
 	}
@@ -110,27 +88,9 @@ func serveArgs(extra ...string) []string {
 	return append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--watch=false"}, extra...)
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer goroutine and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // checkServerLog fails t when the server's stderr shows a data race or a
 // panic, and shows the log when t failed.
-func checkServerLog(t *testing.T, name string, log *syncBuffer) {
+func checkServerLog(t *testing.T, name string, log *e2e.LockedBuffer) {
 	t.Helper()
 	s := log.String()
 	if strings.Contains(s, "WARNING: DATA RACE") || strings.Contains(s, "panic:") {
@@ -149,7 +109,7 @@ func startHTTP(t *testing.T, extra ...string) string {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
-		log := &syncBuffer{}
+		log := &e2e.LockedBuffer{}
 		cmd := exec.Command(wasmcpBin, serveArgs(append([]string{"--http", addr}, extra...)...)...)
 		cmd.Stdout, cmd.Stderr = log, log
 		if err := cmd.Start(); err != nil {

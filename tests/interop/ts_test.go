@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/e2e"
 )
 
 // The TypeScript SDK client runs as `node ts/client.mjs`, which prints a
@@ -159,7 +161,7 @@ func runTSClient(t *testing.T, args ...string) *tsReport {
 	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), "INTEROP_SCENARIO="+string(scenario))
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &e2e.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	// Over stdio the server's stderr reaches ours through node's.
 	defer checkServerLog(t, "node client.mjs (and wasmcp on stdio)", stderr)
