@@ -75,7 +75,7 @@ func TestLoadBothEras(t *testing.T) {
 func TestErrorsAreCounted(t *testing.T) {
 	url := server(t)
 	for _, c := range []struct {
-		tool, args string
+		tool, args   string
 		toolErr, rpc bool
 	}{
 		{"no_such_tool", `{}`, false, true},        // JSON-RPC error
