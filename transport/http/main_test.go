@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,8 +24,36 @@ import (
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
-// guestMod is the test guest (testdata/guests/httpguest), loaded once.
-var guestMod *host.Module
+// The test guest (testdata/guests/httpguest) is built and loaded on first
+// use, not in TestMain: fuzz workers run TestMain too, and the fuzz target
+// here needs no guest.
+var (
+	guestOnce sync.Once
+	guestMod  *host.Module
+	guestErr  error
+	guestEng  *host.Engine
+	guestDir  string
+)
+
+func loadGuest() (*host.Module, error) {
+	guestOnce.Do(func() {
+		ctx := context.Background()
+		out := filepath.Join(guestDir, "httpguest.wasm")
+		if guestErr = guestbuild.Build(ctx, "testdata/guests/httpguest", out); guestErr != nil {
+			return
+		}
+		wasm, err := os.ReadFile(out)
+		if err != nil {
+			guestErr = err
+			return
+		}
+		if guestEng, guestErr = host.NewEngine(host.Config{CacheDir: testCache, Logger: quiet}); guestErr != nil {
+			return
+		}
+		guestMod, guestErr = guestEng.Load(ctx, "httpguest", wasm, host.Policy{})
+	})
+	return guestMod, guestErr
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -43,34 +72,22 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	out := filepath.Join(dir, "httpguest.wasm")
-	if err := guestbuild.Build(ctx, "testdata/guests/httpguest", out); err != nil {
-		fmt.Fprintln(os.Stderr, "building the test guest:", err)
-		return 1
+	guestDir = dir
+	code := m.Run()
+	if guestEng != nil {
+		guestEng.Close(context.Background())
 	}
-	wasm, err := os.ReadFile(out)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	eng, err := host.NewEngine(host.Config{CacheDir: testCache, Logger: quiet})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer eng.Close(ctx)
-	if guestMod, err = eng.Load(ctx, "httpguest", wasm, host.Policy{}); err != nil {
-		fmt.Fprintln(os.Stderr, "loading the test guest:", err)
-		return 1
-	}
-	return m.Run()
+	return code
 }
 
 // newProtocol is a protocol server over the test guest.
 func newProtocol() *protocol.Server {
 	srv := protocol.NewServer(protocol.Options{Name: "test", Version: "1", Logger: quiet})
-	cat, _ := protocol.NewCatalog([]protocol.Module{guestMod}, quiet)
+	mod, err := loadGuest()
+	if err != nil {
+		panic(fmt.Sprintf("the test guest: %v", err))
+	}
+	cat, _ := protocol.NewCatalog([]protocol.Module{mod}, quiet)
 	srv.SetCatalog(cat)
 	return srv
 }
