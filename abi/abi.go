@@ -135,6 +135,7 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Error returns the error's message.
 func (e *Error) Error() string { return e.Message }
 
 // Methods a guest may send to the client through the host.

@@ -27,10 +27,12 @@ type GuestError struct {
 	Err    error // underlying error, if any
 }
 
+// Error returns the message, naming the module.
 func (e *GuestError) Error() string {
 	return fmt.Sprintf("module %s: %s", e.Module, e.Msg)
 }
 
+// Unwrap returns the underlying error, if any.
 func (e *GuestError) Unwrap() error { return e.Err }
 
 // IsKind reports whether err is a GuestError of kind k.

@@ -20,6 +20,7 @@ type Error struct {
 	Data    []byte
 }
 
+// Error returns the error's message.
 func (e *Error) Error() string { return e.Message }
 
 func errorf(code int, msg string) *Error { return &Error{Code: code, Message: msg} }

@@ -25,10 +25,15 @@ type Message struct {
 	Error  *Error
 }
 
-// IsRequest, IsNotification and IsResponse classify the message.
-func (m *Message) IsRequest() bool      { return m.Method != "" && m.ID != nil }
+// IsRequest reports whether the message is a request (a method and an id).
+func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
+
+// IsNotification reports whether the message is a notification (a method,
+// no id).
 func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
-func (m *Message) IsResponse() bool     { return m.Method == "" && m.ID != nil }
+
+// IsResponse reports whether the message is a response (an id, no method).
+func (m *Message) IsResponse() bool { return m.Method == "" && m.ID != nil }
 
 type rawValue []byte
 

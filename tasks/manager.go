@@ -62,6 +62,7 @@ type LimitError struct {
 	Limit    int
 }
 
+// Error says which cap was reached.
 func (e *LimitError) Error() string {
 	if e.PerOwner {
 		return fmt.Sprintf("Too many concurrent tasks: this client already has %d tasks running (the limit per client)", e.Limit)
