@@ -10,14 +10,8 @@ import (
 // get serves GET /mcp: a legacy session's standalone SSE stream. Without a
 // session (the 2026-07-28 era, or simple mode) it is 405.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get(hdrSessionID)
-	if h.opts.Mode == Simple || sid == "" {
-		h.notAllowed(w)
-		return
-	}
-	sess := h.lookup(sid, h.principal(r))
+	sess := h.sessionOf(w, r)
 	if sess == nil {
-		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
 		return
 	}
 	if _, sse := accepts(r); !sse {
@@ -103,16 +97,26 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, g *getStream, rep
 // delete serves DELETE /mcp: it ends a legacy session (204). Without a
 // session it is 405.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get(hdrSessionID)
-	if h.opts.Mode == Simple || sid == "" {
-		h.notAllowed(w)
-		return
-	}
-	sess := h.lookup(sid, h.principal(r))
+	sess := h.sessionOf(w, r)
 	if sess == nil {
-		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
 		return
 	}
 	h.endSession(sess)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionOf finds the legacy session a GET or DELETE names, owned by the
+// caller. Without one (the 2026-07-28 era, or simple mode) it answers 405,
+// for an unknown or another principal's session 404, and returns nil.
+func (h *Handler) sessionOf(w http.ResponseWriter, r *http.Request) *session {
+	sid := r.Header.Get(hdrSessionID)
+	if h.opts.Mode == Simple || sid == "" {
+		h.notAllowed(w)
+		return nil
+	}
+	sess := h.lookup(sid, h.principal(r))
+	if sess == nil {
+		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
+	}
+	return sess
 }
