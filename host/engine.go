@@ -25,11 +25,12 @@ type Config struct {
 	// Logger receives load events and the guests' stderr. Nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// InstrumentLoops (experimental, off by default) stops guests at their
-	// deadline with loop checks the host inserts into each module
-	// (interrupt.go) instead of wazero's WithCloseOnContextDone: a C guest's
-	// call is about 3x cheaper, but the input-required tests have hung
-	// with it under -race, cause not yet found.
+	// InstrumentLoops stops guests at their deadline with loop checks the
+	// host inserts into each module (interrupt.go) instead of wazero's
+	// WithCloseOnContextDone, which calls into Go at every loop iteration:
+	// a C guest's call is about 3x cheaper. A module the rewriter does not
+	// understand falls back to WithCloseOnContextDone. wasmcp serve turns
+	// it on (--instrument-loops); the zero Config leaves it off.
 	InstrumentLoops bool
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// Experimental, off unless Config.InstrumentLoops is set (see its doc).
+// Used when Config.InstrumentLoops is set (wasmcp serve sets it; see its doc).
 //
 // A guest must stop when its call's deadline passes or its call is
 // canceled, even in a loop that never calls the host. wazero's own way,

@@ -17,11 +17,12 @@ import (
 
 // engineFlags are the flags every command that loads modules shares.
 type engineFlags struct {
-	cacheDir string
-	memory   uint64
-	timeout  time.Duration
-	output   int64
-	logLevel string
+	cacheDir   string
+	memory     uint64
+	timeout    time.Duration
+	output     int64
+	logLevel   string
+	instrument bool
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits.Timeout, "default wall-clock deadline per call")
 	fs.Int64Var(&f.output, "max-output", host.DefaultLimits.OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")
 }
 
 func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
@@ -38,9 +40,10 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		return nil, err
 	}
 	return host.NewEngine(host.Config{
-		CacheDir: f.cacheDir,
-		Limits:   host.Limits{MemoryBytes: f.memory << 20, Timeout: f.timeout, OutputBytes: f.output << 20},
-		Logger:   log,
+		CacheDir:        f.cacheDir,
+		Limits:          host.Limits{MemoryBytes: f.memory << 20, Timeout: f.timeout, OutputBytes: f.output << 20},
+		Logger:          log,
+		InstrumentLoops: f.instrument,
 	})
 }
 
