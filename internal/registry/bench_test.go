@@ -45,7 +45,8 @@ func BenchmarkHotReload(b *testing.B) {
 func benchReload(b *testing.B, wasm []byte, tool, want string) {
 	dir := b.TempDir()
 	log := slog.New(slog.DiscardHandler)
-	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
+	// As wasmcp serve loads modules: instrumented for deadlines.
+	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log, InstrumentLoops: true})
 	if err != nil {
 		b.Fatal(err)
 	}
