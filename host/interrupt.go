@@ -469,31 +469,40 @@ func appendName(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// compile compiles wasm on the runtime for its memory cap. With
-// Config.InstrumentLoops it instruments the module first and compiles it
-// on a runtime without WithCloseOnContextDone; otherwise, or when the
-// module cannot be instrumented, it compiles the module as it is on a
-// runtime that closes instances when their context ends. interrupt
+// compile compiles wasm on the runtime for its memory cap that closes
+// instances when their context ends. With Config.InstrumentLoops it then
+// instruments the (now validated) module and compiles that on a runtime
+// without WithCloseOnContextDone; when the module cannot be instrumented
+// the first compilation is kept. interrupt
 // reports whether the module was instrumented. A nil runtime means the
 // engine could not provide one (err says why); otherwise err is the
 // module's compile error.
 func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
-	if e.cfg.InstrumentLoops {
-		iw, ierr := instrument(wasm)
-		if ierr == nil {
-			if r, err = e.runtime(ctx, pages, false); err != nil {
-				return nil, nil, false, err
-			}
-			if code, err = r.CompileModule(ctx, iw); err == nil {
-				return r, code, true, nil
-			}
-			ierr = err
-		}
-		e.log.Info("module not instrumented; wazero checks its deadline", "module", name, "reason", ierr)
-	}
 	if r, err = e.runtime(ctx, pages, true); err != nil {
 		return nil, nil, false, err
 	}
-	code, err = r.CompileModule(ctx, wasm)
-	return r, code, false, err
+	// The module as it is comes first, even when it will be instrumented:
+	// wazero validates it, so the rewriter only ever sees valid modules
+	// and can never turn an invalid one into a valid one (say, one whose
+	// code names a global that only the rewrite adds: the stop flag). With
+	// the compilation cache this costs one more cache read per load.
+	if code, err = r.CompileModule(ctx, wasm); err != nil || !e.cfg.InstrumentLoops {
+		return r, code, false, err
+	}
+	iw, ierr := instrument(wasm)
+	if ierr == nil {
+		ri, rerr := e.runtime(ctx, pages, false)
+		if rerr != nil {
+			_ = code.Close(ctx)
+			return nil, nil, false, rerr
+		}
+		icode, cerr := ri.CompileModule(ctx, iw)
+		if cerr == nil {
+			_ = code.Close(ctx)
+			return ri, icode, true, nil
+		}
+		ierr = cerr
+	}
+	e.log.Info("module not instrumented; wazero checks its deadline", "module", name, "reason", ierr)
+	return r, code, false, nil
 }
