@@ -422,3 +422,30 @@ func (r *request) notification() {
 		r.srv.log.Debug("notification ignored", "method", r.msg.Method)
 	}
 }
+
+// HandleBatch serves the elements of a JSON-RPC batch (from SplitBatch) in
+// order and returns their answers as one JSON array, nil when there is
+// none. initialize may not be part of a batch. Which revisions allow
+// batches is the transport's check (it knows the session's revision
+// before splitting).
+func (s *Server) HandleBatch(ctx context.Context, sess *Session, elems [][]byte, stream Stream, hint Hint) []byte {
+	var out [][]byte
+	for _, e := range elems {
+		msg, id, perr := Decode(e)
+		if perr != nil {
+			out = append(out, ErrorResponse(id, perr))
+			continue
+		}
+		if msg.IsRequest() && msg.Method == "initialize" {
+			out = append(out, ErrorResponse(msg.ID, errorf(CodeInvalidRequest, "Invalid request: initialize must not be part of a batch")))
+			continue
+		}
+		if resp := s.Handle(ctx, sess, msg, stream, hint); resp.Body != nil {
+			out = append(out, resp.Body)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')
+}

@@ -76,7 +76,7 @@ func (h *Handler) pairPost(w http.ResponseWriter, r *http.Request) {
 		if msg != nil {
 			out = h.srv.Handle(ctx, sess.ps, msg, stream, hint).Body
 		} else {
-			out = answers(ctx, h.srv, sess.ps, stream, hint, elems)
+			out = h.srv.HandleBatch(ctx, sess.ps, elems, stream, hint)
 		}
 		if out != nil {
 			_ = sess.sendStandalone(out)

@@ -291,7 +291,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 		ctx = context.WithoutCancel(ctx)
 	}
 	hint := protocol.Hint{Version: hv, Principal: h.principal(r)}
-	out := answers(ctx, h.srv, ps, stream, hint, elems)
+	out := h.srv.HandleBatch(ctx, ps, elems, stream, hint)
 	if out == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -300,29 +300,4 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.Header()[hdrSessionID] = []string{sess.id}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// answers serves the elements of a batch in order and joins their answers
-// into a JSON array; nil when there is none.
-func answers(ctx context.Context, srv *protocol.Server, ps *protocol.Session, stream protocol.Stream, hint protocol.Hint, elems [][]byte) []byte {
-	var out [][]byte
-	for _, e := range elems {
-		msg, id, perr := protocol.Decode(e)
-		if perr != nil {
-			out = append(out, protocol.ErrorResponse(id, perr))
-			continue
-		}
-		if msg.IsRequest() && msg.Method == "initialize" {
-			out = append(out, protocol.ErrorResponse(msg.ID, &protocol.Error{Code: protocol.CodeInvalidRequest,
-				Message: "Invalid request: initialize must not be part of a batch"}))
-			continue
-		}
-		if resp := srv.Handle(ctx, ps, msg, stream, hint); resp.Body != nil {
-			out = append(out, resp.Body)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')
 }

@@ -216,19 +216,8 @@ func (c *conn) serveBatch(ctx context.Context, line []byte) {
 		c.write(protocol.ErrorResponse(nil, perr))
 		return
 	}
-	var out [][]byte
-	for _, e := range elems {
-		msg, id, perr := protocol.Decode(e)
-		if perr != nil {
-			out = append(out, protocol.ErrorResponse(id, perr))
-			continue
-		}
-		if resp := c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{}); resp.Body != nil {
-			out = append(out, resp.Body)
-		}
-	}
-	if len(out) > 0 {
-		c.write(append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']'))
+	if out := c.srv.HandleBatch(ctx, c.sess, elems, c.w, protocol.Hint{}); out != nil {
+		c.write(out)
 	}
 }
 
