@@ -253,6 +253,12 @@ func (c *Context) request(method string, params any, out any) error {
 	if err != nil {
 		return fmt.Errorf("guest: waiting for the answer to %s: %w", method, err)
 	}
+	return decodeAnswer(method, resp, out)
+}
+
+// decodeAnswer turns the client's answer to a request into out, or into a
+// *ClientError when the client answered with an error.
+func decodeAnswer(method string, resp *abi.Message, out any) error {
 	if resp.Error != nil {
 		return &ClientError{Method: method, Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data}
 	}

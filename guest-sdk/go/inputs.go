@@ -162,16 +162,7 @@ func (p *Pending) decode(method string, out any) error {
 	if err != nil {
 		return err
 	}
-	if resp.Error != nil {
-		return &ClientError{Method: method, Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data}
-	}
-	if len(resp.Result) == 0 {
-		return fmt.Errorf("guest: the answer to %s has no result", method)
-	}
-	if err := json.Unmarshal(resp.Result, out); err != nil {
-		return fmt.Errorf("guest: decoding the answer to %s: %v", method, err)
-	}
-	return nil
+	return decodeAnswer(method, resp, out)
 }
 
 // Elicit waits for the answer to a request started with StartElicit.
