@@ -10,7 +10,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,15 +44,11 @@ Flags:
 	if !json.Valid(argsJSON) {
 		return fmt.Errorf("JSON-ARGS is not valid JSON: %s", argsJSON)
 	}
-	engine, err := ef.engine(stderr)
+	engine, m, err := ef.loadModule(ctx, fs.Arg(0), stderr)
 	if err != nil {
 		return err
 	}
 	defer engine.Close(context.Background())
-	m, err := registry.LoadFile(ctx, engine, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	tool := fs.Arg(1)
 	s, ok := m.Schemas(tool)
 	if !ok {

@@ -34,15 +34,11 @@ Flags:
 		fs.Usage()
 		return errUsage
 	}
-	engine, err := ef.engine(io.Discard)
+	engine, m, err := ef.loadModule(ctx, fs.Arg(0), io.Discard)
 	if err != nil {
 		return err
 	}
 	defer engine.Close(context.Background())
-	m, err := registry.LoadFile(ctx, engine, fs.Arg(0))
-	if err != nil {
-		return err
-	}
 	pol := m.Policy()
 	out := map[string]any{
 		"module":      m.Name(),

@@ -47,6 +47,22 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 	})
 }
 
+// loadModule loads one module file (with the policy beside it) as serve
+// would, on an engine of its own; close the engine when done with the
+// module. Logs go to logw.
+func (f *engineFlags) loadModule(ctx context.Context, path string, logw io.Writer) (*host.Engine, *host.Module, error) {
+	engine, err := f.engine(logw)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := registry.LoadFile(ctx, engine, path)
+	if err != nil {
+		engine.Close(context.Background())
+		return nil, nil, err
+	}
+	return engine, m, nil
+}
+
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
