@@ -227,15 +227,22 @@ func ErrorResponse(id []byte, e *Error) []byte {
 	b := make([]byte, 0, 64+len(id)+len(e.Message)+len(e.Data))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = appendID(b, id)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"error":`...)
+	b = appendErrorObject(b, e.Code, e.Message, e.Data)
+	return append(b, '}')
+}
+
+// appendErrorObject appends a JSON-RPC error object.
+func appendErrorObject(b []byte, code int, msg string, data []byte) []byte {
+	b = append(b, `{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
-	if len(e.Data) > 0 {
+	b = appendString(b, msg)
+	if len(data) > 0 {
 		b = append(b, `,"data":`...)
-		b = append(b, e.Data...)
+		b = append(b, data...)
 	}
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 // Notification builds a JSON-RPC notification.

@@ -92,15 +92,7 @@ func appendDetails(b []byte, t *tasks.Task) []byte {
 }
 
 func appendTaskError(b []byte, e *tasks.Error) []byte {
-	b = append(b, `{"code":`...)
-	b = strconv.AppendInt(b, int64(e.Code), 10)
-	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
-	if len(e.Data) > 0 {
-		b = append(b, `,"data":`...)
-		b = append(b, e.Data...)
-	}
-	return append(b, '}')
+	return appendErrorObject(b, e.Code, e.Message, e.Data)
 }
 
 // encodeCreated is the CreateTaskResult of an era: {"task": Task} in the
