@@ -16,7 +16,7 @@ import (
 	"log/slog"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 var probeWasm []byte

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 // End-to-end tests of the HTTP transport: wasmcp serve --http on a free

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/e2e"
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
 )
 
 // Helpers for end-to-end tests: a wasmcp serve process and MCP clients for

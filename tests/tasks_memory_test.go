@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/e2e"
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 

@@ -23,7 +23,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	mcphttp "github.com/wasmcp/wasmcp/transport/http"
+	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
 // Revisions mcpload speaks.

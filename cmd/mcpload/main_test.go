@@ -15,7 +15,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
-	mcphttp "github.com/wasmcp/wasmcp/transport/http"
+	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
 // server serves the C word_count example over Streamable HTTP in process.

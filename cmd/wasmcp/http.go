@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/protocol"
-	mcphttp "github.com/wasmcp/wasmcp/transport/http"
+	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
 // httpFlags are serve's flags for the HTTP transport.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	mcphttp "github.com/wasmcp/wasmcp/transport/http"
+	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
 func TestHTTPFlags(t *testing.T) {

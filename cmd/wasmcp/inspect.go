@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/registry"
 )
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 var probe string

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/registry"
 )
 
 // followTools keeps reg in line with its directory while the server runs:

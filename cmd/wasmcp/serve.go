@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/registry"
 	"github.com/wasmcp/wasmcp/transport/stdio"
 )
 

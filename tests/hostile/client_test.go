@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/e2e"
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
 )
 
 // The battery's client side: a wasmcp serve process and an MCP client for

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/registry"
 )
 
 // sink is a request's stream that keeps nothing: it counts what the

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/e2e"
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 // The battery's shared fixtures, built once by TestMain.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/wasmcp/wasmcp/internal/e2e"
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
 )
 
 // The official Go SDK client (github.com/modelcontextprotocol/go-sdk

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/e2e"
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
 )
 
 // The TypeScript SDK client runs as `node ts/client.mjs`, which prints a

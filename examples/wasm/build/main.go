@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 func main() {

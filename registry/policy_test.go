@@ -183,7 +183,7 @@ func TestParseSize(t *testing.T) {
 
 // The README's example policy parses to what it says.
 func TestREADMEExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // smallV1 is the hand-written guest of tests/testdata/small; smallV2 the
 // same module answering "small v2" (its description changes too).
 var smallV1, smallV2 = func() ([]byte, []byte) {
-	b, err := os.ReadFile("../../tests/testdata/small/small.wasm")
+	b, err := os.ReadFile("../tests/testdata/small/small.wasm")
 	if err != nil {
 		panic(err)
 	}

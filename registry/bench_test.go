@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
@@ -21,7 +21,7 @@ import (
 // tools. Each iteration deletes the module again (untimed). It reports the
 // p50 and p99 of the iterations, in ms:
 //
-//	go test -run '^$' -bench HotReload -benchtime 40x ./internal/registry/
+//	go test -run '^$' -bench HotReload -benchtime 40x ./registry/
 //
 // "small" is the hand-written WAT guest (1 KB); "large" is a std-Go guest
 // built with the SDK (tests/testdata/reload, ~3.7 MB).
@@ -31,7 +31,7 @@ func BenchmarkHotReload(b *testing.B) {
 	})
 	b.Run("large", func(b *testing.B) {
 		out := filepath.Join(b.TempDir(), "reload.wasm")
-		if err := guestbuild.Build(context.Background(), "../../tests/testdata/reload", out); err != nil {
+		if err := guestbuild.Build(context.Background(), "../tests/testdata/reload", out); err != nil {
 			b.Skip("cannot build the std-Go guest: ", err)
 		}
 		wasm, err := os.ReadFile(out)
