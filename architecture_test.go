@@ -1,0 +1,234 @@
+package wasmcp_test
+
+// This file keeps ARCHITECTURE.md true: every Go or WAT file it names must
+// exist, every package-qualified or type-qualified Go name it names must be
+// declared, and a name written beside a file ("`file.go` `Name`" or
+// "`Name` (`file.go`)") must be declared in that file.
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// decls is what the repository's Go sources declare.
+type decls struct {
+	files   map[string]bool            // slash paths from the root
+	byBase  map[string][]string        // base name → paths
+	inFile  map[string]map[string]bool // path → "Name" and "Type.Member"
+	inPkg   map[string]map[string]bool // package name → "Name" and "Type.Member"
+	members map[string]map[string]bool // type name → member names (methods, fields, JSON tags)
+}
+
+func scanRepo(t *testing.T) *decls {
+	t.Helper()
+	d := &decls{
+		files:   map[string]bool{},
+		byBase:  map[string][]string{},
+		inFile:  map[string]map[string]bool{},
+		inPkg:   map[string]map[string]bool{},
+		members: map[string]map[string]bool{},
+	}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if n := e.Name(); path != "." && (strings.HasPrefix(n, ".") || n == "node_modules" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		path = filepath.ToSlash(path)
+		d.files[path] = true
+		d.byBase[e.Name()] = append(d.byBase[e.Name()], path)
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		d.inFile[path] = names
+		pkg := f.Name.Name
+		if d.inPkg[pkg] == nil {
+			d.inPkg[pkg] = map[string]bool{}
+		}
+		add := func(name string) {
+			names[name] = true
+			d.inPkg[pkg][name] = true
+		}
+		member := func(typ, name string) {
+			add(typ + "." + name)
+			if d.members[typ] == nil {
+				d.members[typ] = map[string]bool{}
+			}
+			d.members[typ][name] = true
+		}
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if decl.Recv == nil {
+					add(decl.Name.Name)
+					continue
+				}
+				member(recvName(decl.Recv.List[0].Type), decl.Name.Name)
+			case *ast.GenDecl:
+				for _, s := range decl.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						add(s.Name.Name)
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fld := range st.Fields.List {
+								for _, n := range fld.Names {
+									member(s.Name.Name, n.Name)
+								}
+								if fld.Tag != nil {
+									tag := reflect.StructTag(strings.Trim(fld.Tag.Value, "`")).Get("json")
+									if name, _, _ := strings.Cut(tag, ","); name != "" && name != "-" {
+										member(s.Name.Name, name)
+									}
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							add(n.Name)
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func recvName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return recvName(e.X)
+	case *ast.IndexExpr:
+		return recvName(e.X)
+	case *ast.IndexListExpr:
+		return recvName(e.X)
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
+
+var (
+	codeSpan  = regexp.MustCompile("`([^`\n]+)`")
+	fileRef   = regexp.MustCompile(`^[\w./-]+\.(go|wat)$`)
+	goName    = regexp.MustCompile(`^[A-Za-z_]\w*(\.\(\*\w+\))?(\.\w+){0,2}$`)
+	nameFile  = regexp.MustCompile("`([A-Za-z_][\\w.()*]*)`\\s+\\(`([\\w./-]+\\.go)`")
+	fileName  = regexp.MustCompile("`([\\w./-]+\\.go)`\\s+`([A-Za-z_][\\w.()*]*)`")
+	receivers = regexp.MustCompile(`\(\*(\w+)\)`)
+)
+
+// resolveFile finds the file a reference names: a path from the root, or a
+// base name, preferring the directory of the last full path named before it.
+func (d *decls) resolveFile(ref, ctxDir string) string {
+	if strings.Contains(ref, "/") {
+		if d.files[ref] {
+			return ref
+		}
+		return ""
+	}
+	if ctxDir != "" && d.files[ctxDir+"/"+ref] {
+		return ctxDir + "/" + ref
+	}
+	if paths := d.byBase[ref]; len(paths) > 0 {
+		return paths[0]
+	}
+	return ""
+}
+
+// declared reports whether a Go name like "pkg.Name", "Type.Member",
+// "pkg.Type.Member" or "pkg.(*T).m" is declared; known is false when the
+// name's head is neither a project package nor a project type (a standard
+// library name, a JSON path, a wasm instruction).
+func (d *decls) declared(name string) (ok, known bool) {
+	name = receivers.ReplaceAllString(name, "$1")
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return false, false
+	}
+	if pkg, isPkg := d.inPkg[parts[0]]; isPkg && parts[0] != "main" {
+		return pkg[strings.Join(parts[1:], ".")], true
+	}
+	if m, isType := d.members[parts[0]]; isType && len(parts) == 2 {
+		return m[parts[1]], true
+	}
+	return false, false
+}
+
+func TestArchitectureNamesExist(t *testing.T) {
+	d := scanRepo(t)
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	ctxDir := ""
+	for _, m := range codeSpan.FindAllStringSubmatch(text, -1) {
+		ref := m[1]
+		switch {
+		case fileRef.MatchString(ref):
+			p := d.resolveFile(ref, ctxDir)
+			if p == "" {
+				t.Errorf("ARCHITECTURE.md names %s, which does not exist", ref)
+				continue
+			}
+			if strings.Contains(ref, "/") {
+				ctxDir = filepath.ToSlash(filepath.Dir(p))
+			}
+		case goName.MatchString(ref) && strings.Contains(ref, "."):
+			if ok, known := d.declared(ref); known && !ok {
+				t.Errorf("ARCHITECTURE.md names %s, which is not declared", ref)
+			}
+		}
+	}
+	check := func(name, file string, at int) {
+		ctx := "" // the directory of the last full path named before the pair
+		for _, m := range codeSpan.FindAllStringSubmatch(text[:at], -1) {
+			if fileRef.MatchString(m[1]) && strings.Contains(m[1], "/") {
+				ctx = filepath.ToSlash(filepath.Dir(m[1]))
+			}
+		}
+		p := d.resolveFile(file, ctx)
+		if p == "" {
+			return // reported above
+		}
+		short := receivers.ReplaceAllString(name, "$1")
+		if parts := strings.Split(short, "."); len(parts) == 3 { // pkg.Type.Member
+			short = parts[1] + "." + parts[2]
+		} else if len(parts) == 2 {
+			if _, isPkg := d.inPkg[parts[0]]; isPkg && !d.inFile[p][short] {
+				short = parts[1]
+			}
+		}
+		if !d.inFile[p][short] {
+			t.Errorf("ARCHITECTURE.md places %s in %s, which does not declare it", name, p)
+		}
+	}
+	for _, m := range fileName.FindAllStringSubmatchIndex(text, -1) {
+		check(text[m[4]:m[5]], text[m[2]:m[3]], m[0])
+	}
+	for _, m := range nameFile.FindAllStringSubmatchIndex(text, -1) {
+		check(text[m[2]:m[3]], text[m[4]:m[5]], m[0])
+	}
+}
