@@ -9,6 +9,8 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tetratelabs/wazero v1.12.0
+	github.com/wasmcp/wasmcp/abi v0.1.0
+	github.com/wasmcp/wasmcp/guest-sdk/go v0.1.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.45.0
 	golang.org/x/text v0.14.0
@@ -28,4 +30,13 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
+)
+
+// abi and guest-sdk/go are modules of their own (standard library only), so
+// a tool's module graph holds nothing of the host. Inside this repository
+// they are used from the checkout; a release tags abi/vX.Y.Z and
+// guest-sdk/go/vX.Y.Z at the commit the requirements above name.
+replace (
+	github.com/wasmcp/wasmcp/abi => ./abi
+	github.com/wasmcp/wasmcp/guest-sdk/go => ./guest-sdk/go
 )

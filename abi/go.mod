@@ -1,0 +1,3 @@
+module github.com/wasmcp/wasmcp/abi
+
+go 1.26
