@@ -12,6 +12,7 @@ require (
 	github.com/wasmcp/wasmcp/abi v0.1.0
 	github.com/wasmcp/wasmcp/guest-sdk/go v0.1.0
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/mod v0.27.0
 	golang.org/x/sys v0.45.0
 	golang.org/x/text v0.14.0
 )
