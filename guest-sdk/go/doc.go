@@ -27,6 +27,33 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags="-s -w" -o hello.wasm .
 //
+// # The module
+//
+// The SDK is a Go module of its own, github.com/wasmcp/wasmcp/guest-sdk/go,
+// not a package of the wasmcp module: a tool author runs
+//
+//	go get github.com/wasmcp/wasmcp/guest-sdk/go
+//
+// and the tool's module graph (go.sum, go mod tidy, vulnerability scanners)
+// holds the SDK and github.com/wasmcp/wasmcp/abi and nothing else — not the
+// host's runtime, JSON library, task store or test dependencies. abi is
+// the wire contract (method names, the describe types, the ABI version),
+// kept as its own standard-library-only module because the host imports
+// it too: host and guests agree on one definition instead of two copies
+// that could drift. Both modules require Go 1.26, the release the rest of
+// wasmcp is written for.
+//
+// Versions: a release tags abi/vX.Y.Z and guest-sdk/go/vX.Y.Z at the same
+// commit; the SDK's go.mod requires abi at that version. Inside the
+// repository, replace directives point both at the checkout (for the SDK's
+// own tests, the root module and each example under examples/wasm, which is
+// a module of its own so it uses the SDK exactly as a tool does). A module
+// that requires the SDK ignores those directives. The repository's
+// tests/sdkmodule_test.go checks this the way a user meets it: it serves
+// both modules from the checkout through a file-based module proxy, follows
+// the README's "Writing a tool" in an empty directory outside the
+// repository, checks the tool's module graph and serves the tool.
+//
 // # Module shape
 //
 // The SDK produces command modules (exporting _start), the shape
