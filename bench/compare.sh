@@ -38,7 +38,7 @@ echo "building into $work ..."
 (cd "$root/bench" && go build -o "$work/mcpgo" ./mcpgo)
 mkdir -p "$work/tools-c" "$work/tools-go"
 cp "$root/examples/c/wordcount/wordcount.wasm" "$work/tools-c/"
-(cd "$root" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" ./examples/wasm/wordcount)
+(cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" .)
 
 args=$(printf '%s' "$TEXT" | python3 -c 'import json,sys; print(json.dumps({"text": sys.stdin.read()}))' 2>/dev/null ||
 	printf '{"text":"%s"}' "$(printf '%s' "$TEXT" | tr '\n' ' ' | sed 's/["\\]//g')")
