@@ -44,6 +44,10 @@ type Description struct {
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
 	Prompts           []Prompt           `json:"prompts,omitempty"`
 	Completions       bool               `json:"completions,omitempty"`
+	// Skills are Agent Skills the module ships (MCP Skills extension,
+	// SEP-2640). The host checks them, computes their digests and sizes,
+	// and serves them as skill:// resources; see README.md, section 5.
+	Skills []Skill `json:"skills,omitempty"`
 }
 
 // Tool is an MCP tool definition.
@@ -114,6 +118,34 @@ type PromptArgument struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Required    bool   `json:"required,omitempty"`
+}
+
+// Skill is an Agent Skill a module ships: a directory of files whose root
+// holds SKILL.md (YAML frontmatter with at least name and description).
+type Skill struct {
+	// Name is the skill's name, equal to the name in its SKILL.md
+	// frontmatter: 1–64 lowercase letters, digits and single hyphens. It
+	// may be preceded by group segments of the same form ("acme/pdf"); the
+	// skill is served at skill://<name>/SKILL.md.
+	Name string `json:"name"`
+	// Files are the skill's files, SKILL.md included.
+	Files []SkillFile `json:"files"`
+}
+
+// SkillFile is one file of a Skill. Exactly one of Text and Blob holds its
+// bytes.
+type SkillFile struct {
+	// Path is the file's path relative to the skill's root, with '/'
+	// separators: "SKILL.md", "references/FORMS.md". No empty, "." or ".."
+	// segment, no leading '/', no backslash, no control character.
+	Path string `json:"path"`
+	// Text is the file's content when it is UTF-8 text.
+	Text string `json:"text,omitempty"`
+	// Blob is the file's content otherwise (base64 in JSON).
+	Blob []byte `json:"blob,omitempty"`
+	// MimeType is the file's media type; empty means the host picks one
+	// from the file's extension.
+	MimeType string `json:"mimeType,omitempty"`
 }
 
 // Message is one JSON-RPC 2.0 message on the guest's stdin or stdout: a

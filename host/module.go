@@ -16,6 +16,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/uritemplate"
+	"github.com/wasmcp/wasmcp/skills"
 )
 
 // Module is a compiled, described tool module. It is immutable and safe for
@@ -28,6 +29,7 @@ type Module struct {
 	code    wazero.CompiledModule
 	desc    *abi.Description
 	schemas map[string]ToolSchemas
+	skills  []*skills.Skill // built from desc.Skills (skills.go)
 	policy  Policy
 	reactor bool
 	init    bool // reactor exports _initialize
@@ -129,6 +131,9 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 		return nil, err
 	}
 	if err := m.validate(desc); err != nil {
+		return nil, fail("invalid description: %v", err)
+	}
+	if m.skills, err = buildSkills(desc.Skills); err != nil {
 		return nil, fail("invalid description: %v", err)
 	}
 	m.desc = desc
