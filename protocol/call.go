@@ -108,6 +108,9 @@ func (r *request) readResource() Response {
 	if uri == "" {
 		return r.fail(errorf(CodeInvalidParams, "Missing required parameter: uri"))
 	}
+	if resp, ok := r.readSkillFile(uri); ok {
+		return resp
+	}
 	var mod Module
 	if e, ok := r.cat.resIdx[uri]; ok {
 		mod = e.mod

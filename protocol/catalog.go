@@ -10,6 +10,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/uritemplate"
+	"github.com/wasmcp/wasmcp/skills"
 )
 
 // Module is what the protocol needs of a loaded tool module; *host.Module
@@ -34,7 +35,8 @@ type Catalog struct {
 	promptIdx map[string]*promptEntry
 	// completions: prompt name or template string → module
 	complete map[string]Module
-	pages    sync.Map // pageKey → []byte
+	skills   *skillSet // skills.go
+	pages    sync.Map  // pageKey → []byte
 }
 
 type toolEntry struct {
@@ -74,6 +76,10 @@ type Conflict struct {
 // declare the same tool, prompt, resource URI or template, the module whose
 // name sorts first keeps it and the other's is dropped and reported.
 func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
+	return newCatalog(mods, nil, log)
+}
+
+func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger) (*Catalog, []Conflict) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -151,6 +157,7 @@ func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
 			}
 		}
 	}
+	conflicts = append(conflicts, c.addSkills(operatorSkills, log)...)
 	sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].tool.Name < c.tools[j].tool.Name })
 	sort.Slice(c.resources, func(i, j int) bool { return c.resources[i].res.URI < c.resources[j].res.URI })
 	sort.Slice(c.templates, func(i, j int) bool { return c.templates[i].tmpl.URITemplate < c.templates[j].tmpl.URITemplate })

@@ -33,6 +33,9 @@ func init() {
 		"tasks/list":               (*request).tasksList,
 		"tasks/cancel":             (*request).tasksCancel,
 		"tasks/update":             (*request).tasksUpdate,
+		"skills/list":              (*request).listSkills,
+		"skills/get":               (*request).getSkill,
+		"resources/directory/read": (*request).readDirectory,
 	}
 }
 
@@ -58,6 +61,14 @@ func (r *request) capabilities() map[string]any {
 	}
 	if r.cat.HasCompletions() {
 		caps["completions"] = map[string]any{}
+	}
+	if r.cat.HasSkills() {
+		ext, _ := caps["extensions"].(map[string]any)
+		if ext == nil {
+			ext = map[string]any{}
+			caps["extensions"] = ext
+		}
+		ext[ExtSkills] = skillsCapability()
 	}
 	return caps
 }

@@ -49,6 +49,7 @@ type Registry struct {
 	refused map[string]refusal // files refused as they are now; guarded by syncMu
 
 	published bool         // a catalog was published; guarded by syncMu
+	skills    skillsState  // the skills directory (skills.go)
 	open      atomic.Int64 // modules loaded and not yet closed
 }
 
@@ -105,6 +106,7 @@ func (r *Registry) Reload(ctx context.Context) error {
 		return err
 	}
 	files = r.withLoaded(files)
+	r.syncSkills()
 	r.syncMu.Lock()
 	clear(r.refused) // an explicit reload tries refused files again
 	r.syncMu.Unlock()
@@ -424,11 +426,12 @@ func (r *Registry) publish() {
 	for _, e := range r.modules {
 		mods = append(mods, e.mod)
 	}
+	dirSkills := r.skills.loaded
 	r.mu.Unlock()
-	cat, _ := protocol.NewCatalog(mods, r.log)
+	cat, _ := protocol.NewCatalogWithSkills(mods, dirSkills, r.log)
 	r.srv.SetCatalog(cat)
 	t, res, p := cat.Counts()
-	r.log.Info("catalog published", "modules", len(mods), "tools", t, "resources", res, "prompts", p)
+	r.log.Info("catalog published", "modules", len(mods), "tools", t, "resources", res, "prompts", p, "skills", len(cat.Skills()))
 }
 
 // module is a loaded module as the catalog holds it: it counts the calls

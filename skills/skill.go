@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -48,6 +49,8 @@ type Skill struct {
 	Files []*File
 	// Size is the sum of the files' sizes.
 	Size int64
+	// entry is the skill's entry as skills/list and skills/get carry it.
+	entry []byte
 }
 
 // File is one file of a skill.
@@ -64,6 +67,9 @@ type File struct {
 	Digest string
 	// Text reports whether Data is valid UTF-8 (served as text).
 	Text bool
+
+	once     sync.Once
+	contents []byte
 }
 
 // Input is one file handed to New.
@@ -186,7 +192,59 @@ func New(p string, files []Input) (*Skill, error) {
 	}
 	s.Name, s.Description, s.Frontmatter = name, desc, fm
 	sort.Slice(s.Files, func(i, j int) bool { return s.Files[i].Path < s.Files[j].Path })
+	s.entry = s.encodeEntry()
 	return s, nil
+}
+
+// Entry is the skill's entry, {"uri","frontmatter","resources"}, as
+// skills/list and skills/get carry it; encoded once.
+func (s *Skill) Entry() []byte { return s.entry }
+
+type resourceEntry struct {
+	URI    string `json:"uri"`
+	Digest string `json:"digest"`
+	Size   int    `json:"size"`
+}
+
+func (s *Skill) encodeEntry() []byte {
+	res := make([]resourceEntry, len(s.Files))
+	for i, f := range s.Files {
+		res[i] = resourceEntry{URI: f.URI, Digest: f.Digest, Size: len(f.Data)}
+	}
+	b, _ := json.Marshal(struct {
+		URI         string          `json:"uri"`
+		Frontmatter json.RawMessage `json:"frontmatter"`
+		Resources   []resourceEntry `json:"resources"`
+	}{s.URI(), s.Frontmatter, res})
+	return b
+}
+
+// Contents is the result of reading the file as a resource,
+// {"contents":[{"uri","mimeType","text"|"blob"}]}: text when the file is
+// UTF-8, base64 otherwise. Encoded on first use, then kept.
+func (f *File) Contents() []byte {
+	f.once.Do(func() {
+		type content struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text,omitempty"`
+			Blob     []byte  `json:"blob,omitempty"`
+		}
+		c := content{URI: f.URI, MimeType: f.MimeType}
+		if f.Text {
+			t := string(f.Data)
+			c.Text = &t
+		} else {
+			c.Blob = f.Data
+			if c.Blob == nil {
+				c.Blob = []byte{}
+			}
+		}
+		f.contents, _ = json.Marshal(struct {
+			Contents []content `json:"contents"`
+		}{[]content{c}})
+	})
+	return f.contents
 }
 
 // escapePath percent-encodes each segment of a file path for a URI.

@@ -44,6 +44,13 @@ func followTools(ctx context.Context, reg *registry.Registry, dir string, watch 
 				log.Error("watching the tools directory failed", "dir", dir, "err", err)
 			}
 		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := reg.WatchSkills(ctx, registry.WatchOptions{}); err != nil {
+				log.Error("watching the skills directory failed", "err", err)
+			}
+		}()
 	}
 	return func() {
 		signal.Stop(hup)

@@ -69,6 +69,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var ef engineFlags
 	ef.register(fs)
 	tools := fs.String("tools", "", "directory of .wasm tool modules (required)")
+	skillsDir := fs.String("skills", "", "directory of Agent Skills to serve (each subdirectory holding a SKILL.md), reloaded like the tools with --watch")
 	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout (the default when --http is not given)")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address, endpoint /mcp (e.g. 127.0.0.1:8080)")
 	workers := fs.Int("workers", 16, "requests served at once on stdio")
@@ -101,6 +102,11 @@ Flags:
 	if st, err := os.Stat(*tools); err != nil || !st.IsDir() {
 		return fmt.Errorf("--tools %s: not a directory", *tools)
 	}
+	if *skillsDir != "" {
+		if st, err := os.Stat(*skillsDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--skills %s: not a directory", *skillsDir)
+		}
+	}
 	stateKey, err := readStateKey(*stateKeyFile)
 	if err != nil {
 		return err
@@ -121,6 +127,9 @@ Flags:
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
 		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline()})
 	reg := registry.New(*tools, engine, srv, log)
+	if *skillsDir != "" {
+		reg.ServeSkills(*skillsDir)
+	}
 	// Hot reload: --watch follows the directory, SIGHUP reloads it once.
 	// Started before the initial load so that an early SIGHUP cannot end
 	// the process; the registry serializes loads.
