@@ -27,6 +27,7 @@ type Server struct {
 	prompts       []*promptEntry
 	promptIndex   map[string]*promptEntry
 	completions   map[string]CompletionHandler
+	skills        []Skill // skills.go
 
 	diag io.Writer // stderr: free text for the host's log; nil in Serve
 }
@@ -167,6 +168,7 @@ func (s *Server) Description() abi.Description {
 	for _, p := range s.prompts {
 		d.Prompts = append(d.Prompts, p.def)
 	}
+	d.Skills = s.skills
 	return d
 }
 
