@@ -280,9 +280,14 @@ func ParseFrontmatter(md []byte) (obj json.RawMessage, name, desc string, err er
 	if !found {
 		return nil, "", "", errors.New(`frontmatter has no closing "---" line`)
 	}
-	var v any
-	if err := yaml.Unmarshal(yml, &v); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(yml, &doc); err != nil {
 		return nil, "", "", fmt.Errorf("frontmatter is not valid YAML: %w", err)
+	}
+	coreSchema(&doc)
+	var v any
+	if err := doc.Decode(&v); err != nil {
+		return nil, "", "", fmt.Errorf("frontmatter: %w", err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -317,6 +322,19 @@ func ParseFrontmatter(md []byte) (obj json.RawMessage, name, desc string, err er
 		return nil, "", "", fmt.Errorf("frontmatter has no JSON form (non-string keys or non-finite numbers): %w", err)
 	}
 	return b, name, desc, nil
+}
+
+// coreSchema retypes what YAML 1.1 resolves beyond YAML 1.2's core schema
+// (timestamps) as strings, so the JSON form is what clients that parse
+// the frontmatter with the core schema (the TypeScript SDK's) compare it
+// against.
+func coreSchema(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!timestamp" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		coreSchema(c)
+	}
 }
 
 // cutLine splits b at its first '\n'; ok is false when there is none.
