@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,44 +199,48 @@ func tsClient(t *testing.T) (node, script string) {
 }
 
 func setupTS() {
+	tsDir = filepath.Join(repoRoot, "tests", "interop", "ts")
+	tsNode, tsSkip, tsError = npmProject(tsDir, 18)
+}
+
+// npmProject returns the node command for the npm project in dir, first
+// installing it (npm ci) when its node_modules is missing or was installed
+// from another package-lock.json. skip is set when Node.js minNode+ or npm
+// is not installed, failure when the installation failed.
+func npmProject(dir string, minNode int) (node, skip, failure string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		tsSkip = "node is not installed; the TypeScript SDK tests need Node.js 18 or newer"
-		return
+		return "", fmt.Sprintf("node is not installed; the TypeScript SDK tests need Node.js %d or newer", minNode), ""
 	}
 	out, err := exec.Command(node, "--version").Output()
 	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
 	major, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
-	if err != nil || major < 18 {
-		tsSkip = "the TypeScript SDK tests need Node.js 18 or newer, found " + strings.TrimSpace(string(out))
-		return
+	if err != nil || major < minNode {
+		return "", fmt.Sprintf("the TypeScript SDK tests need Node.js %d or newer, found %s", minNode, strings.TrimSpace(string(out))), ""
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		tsSkip = "npm is not installed; the TypeScript SDK tests need it"
-		return
+		return "", "npm is not installed; the TypeScript SDK tests need it", ""
 	}
-	tsNode, tsDir = node, filepath.Join(repoRoot, "tests", "interop", "ts")
-	lock, err := os.ReadFile(filepath.Join(tsDir, "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
-		tsError = "reading the TypeScript client's package-lock.json: " + err.Error()
-		return
+		return "", "", "reading " + dir + "/package-lock.json: " + err.Error()
 	}
 	sum := sha256.Sum256(lock)
 	want := hex.EncodeToString(sum[:])
-	stamp := filepath.Join(tsDir, "node_modules", ".wasmcp-interop-lock")
+	stamp := filepath.Join(dir, "node_modules", ".wasmcp-interop-lock")
 	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
-		return
+		return node, "", ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tsDir
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		tsError = "npm ci in " + tsDir + " (the npm registry must be reachable): " + err.Error() + "\n" + string(out)
-		return
+		return "", "", "npm ci in " + dir + " (the npm registry must be reachable): " + err.Error() + "\n" + string(out)
 	}
 	if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
-		tsError = "writing " + stamp + ": " + err.Error()
+		return "", "", "writing " + stamp + ": " + err.Error()
 	}
+	return node, "", ""
 }
