@@ -55,6 +55,7 @@ func (s *Server) SetCatalog(c *Catalog) {
 			updated = append(updated, uri)
 		}
 	}
+	updated = append(updated, skillUpdates(old, c)...)
 	if tools {
 		s.broadcast(abi.MethodToolsListChanged, "")
 	}

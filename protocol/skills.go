@@ -125,6 +125,22 @@ func (set *skillSet) add(s *skills.Skill) {
 	}
 }
 
+// skillUpdates lists the skill file URIs both catalogs serve with
+// different content, for notifications/resources/updated.
+func skillUpdates(old, cur *Catalog) []string {
+	if old.skills == nil || cur.skills == nil {
+		return nil
+	}
+	var out []string
+	for uri, f := range cur.skills.files {
+		if o, ok := old.skills.files[uri]; ok && o.Digest != f.Digest {
+			out = append(out, uri)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // HasSkills reports whether the catalog serves any skill.
 func (c *Catalog) HasSkills() bool { return c.skills != nil && len(c.skills.list) > 0 }
 

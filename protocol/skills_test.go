@@ -293,3 +293,24 @@ func TestSkillsCapability(t *testing.T) {
 		t.Fatalf("a server without skills declares the extension: %s", r.Body)
 	}
 }
+
+func TestSkillFileUpdateNotifies(t *testing.T) {
+	s, _ := newSkillServer(t, 50)
+	var got []string
+	s.AddListener(&Listener{URIs: map[string]bool{"skill://group/a-skill/SKILL.md": true, "skill://shared/SKILL.md": true},
+		Send: func(msg []byte) { got = append(got, string(msg)) }})
+	cat, _ := NewCatalogWithSkills(nil, []*skills.Skill{testSkill(t, "group/a-skill", "edited"), testSkill(t, "shared", "from the directory")}, nil)
+	s.SetCatalog(cat)
+	n := 0
+	for _, m := range got {
+		if strings.Contains(m, "notifications/resources/updated") {
+			n++
+			if !strings.Contains(m, `"uri":"skill://group/a-skill/SKILL.md"`) {
+				t.Errorf("update of an unchanged file: %s", m)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("notifications %q, want one update of the edited SKILL.md", got)
+	}
+}
