@@ -20,8 +20,8 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprint(stderr, `Usage: wasmcp inspect [flags] MODULE.wasm
 
 Loads a module as 'wasmcp serve' would (with the policy file beside it) and
-prints its description — tools, resources, templates, prompts — and its
-effective policy as JSON.
+prints its description — tools, resources, templates, prompts, skills
+(with digests and sizes) — and its effective policy as JSON.
 
 Flags:
 `)
@@ -40,13 +40,33 @@ Flags:
 	}
 	defer engine.Close(context.Background())
 	pol := m.Policy()
+	// Skills are shown as the host serves them (digests and sizes), not
+	// with their files' contents.
+	desc := *m.Description()
+	desc.Skills = nil
+	type skillFile struct {
+		URI    string `json:"uri"`
+		Digest string `json:"digest"`
+		Size   int    `json:"size"`
+	}
+	var skillsOut []map[string]any
+	for _, sk := range m.Skills() {
+		files := make([]skillFile, len(sk.Files))
+		for i, f := range sk.Files {
+			files[i] = skillFile{f.URI, f.Digest, len(f.Data)}
+		}
+		skillsOut = append(skillsOut, map[string]any{"uri": sk.URI(), "frontmatter": sk.Frontmatter, "files": files})
+	}
 	out := map[string]any{
 		"module":      m.Name(),
 		"sha256":      m.Hash(),
 		"shape":       map[bool]string{true: "reactor", false: "command"}[m.Reactor()],
 		"policyFile":  policyFileIfExists(fs.Arg(0)),
 		"policy":      policyJSON(pol),
-		"description": m.Description(),
+		"description": &desc,
+	}
+	if len(skillsOut) > 0 {
+		out["skills"] = skillsOut
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
