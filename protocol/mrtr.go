@@ -3,16 +3,10 @@ package protocol
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"strconv"
-	"strings"
+	"maps"
 	"sync"
-	"time"
 
 	"github.com/bytedance/sonic"
 
@@ -33,134 +27,6 @@ import (
 // the guest the state it left with the wasmcp/state notification. Clients
 // may not set it.
 const MetaGuestState = "wasmcp/state"
-
-// DefaultStateTTL is how long a requestState stays valid by default.
-const DefaultStateTTL = 10 * time.Minute
-
-// maxStateLen caps an encoded requestState.
-const maxStateLen = 8 << 20
-
-const stateVersion = 1
-
-// stateEncoding is unpadded base64url; strict, so that no two encodings
-// decode to the same bytes.
-var stateEncoding = base64.RawURLEncoding.Strict()
-
-// sealer seals and unseals request states with HMAC-SHA256.
-type sealer struct {
-	key []byte
-	ttl time.Duration
-	now func() time.Time
-}
-
-func newSealer(key []byte, ttl time.Duration) *sealer {
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		_, _ = rand.Read(key)
-	}
-	if ttl <= 0 {
-		ttl = DefaultStateTTL
-	}
-	return &sealer{key: bytes.Clone(key), ttl: ttl, now: time.Now}
-}
-
-// sealedState is what a requestState carries.
-type sealedState struct {
-	// Principal is a digest of the caller's principal.
-	Principal string `json:"p"`
-	// Method is the request's method.
-	Method string `json:"m"`
-	// Identity is a digest of what the request is about (tool, prompt or
-	// resource and its arguments).
-	Identity string `json:"i"`
-	// Expires is the expiry, in Unix milliseconds.
-	Expires int64 `json:"e"`
-	// Answers are the input responses the guest used so far, by key.
-	Answers map[string]json.RawMessage `json:"a,omitempty"`
-	// Guest is the guest's own state (wasmcp/state).
-	Guest json.RawMessage `json:"s,omitempty"`
-}
-
-// seal encodes st with its expiry set: base64url(version || mac || payload),
-// the MAC covering version and payload.
-func (s *sealer) seal(st *sealedState) (string, error) {
-	st.Expires = s.now().Add(s.ttl).UnixMilli()
-	payload, err := sonic.Marshal(st)
-	if err != nil {
-		return "", err
-	}
-	buf := make([]byte, 1+sha256.Size, 1+sha256.Size+len(payload))
-	buf[0] = stateVersion
-	buf = append(buf, payload...)
-	m := hmac.New(sha256.New, s.key)
-	m.Write(buf[:1])
-	m.Write(payload)
-	copy(buf[1:], m.Sum(nil))
-	return stateEncoding.EncodeToString(buf), nil
-}
-
-// Reasons a requestState is refused.
-var (
-	errStateInvalid = errors.New("invalid requestState")
-	errStateExpired = errors.New("expired requestState")
-)
-
-// unseal verifies and decodes a requestState. The MAC is checked, in
-// constant time, before anything is decoded.
-func (s *sealer) unseal(token string) (*sealedState, error) {
-	if len(token) == 0 || len(token) > maxStateLen || strings.ContainsAny(token, "\r\n") {
-		// Go's base64 decoders skip CR and LF even in strict mode; a
-		// token is only ever the exact text the sealer produced.
-		return nil, errStateInvalid
-	}
-	buf, err := stateEncoding.DecodeString(token)
-	if err != nil || len(buf) < 1+sha256.Size || buf[0] != stateVersion {
-		return nil, errStateInvalid
-	}
-	payload := buf[1+sha256.Size:]
-	m := hmac.New(sha256.New, s.key)
-	m.Write(buf[:1])
-	m.Write(payload)
-	if !hmac.Equal(m.Sum(nil), buf[1:1+sha256.Size]) {
-		return nil, errStateInvalid
-	}
-	var st sealedState
-	if err := sonic.Unmarshal(payload, &st); err != nil {
-		return nil, errStateInvalid
-	}
-	if s.now().UnixMilli() > st.Expires {
-		return nil, errStateExpired
-	}
-	return &st, nil
-}
-
-// digest is a short, stable digest of b.
-func digest16(parts ...[]byte) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(strconv.Itoa(len(p))))
-		h.Write([]byte{0})
-		h.Write(p)
-	}
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
-}
-
-// canonicalJSON re-encodes a JSON value with sorted object keys and no
-// insignificant space, keeping numbers as written; nil for an absent or
-// null value.
-func canonicalJSON(raw []byte) ([]byte, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v) // encoding/json sorts map keys
-}
 
 // inputRound is the MRTR state of one modern tools/call, prompts/get or
 // resources/read: the answers the guest may get, and those it took.
@@ -389,72 +255,6 @@ func (r *request) done(result []byte, cacheable bool) Response {
 	return r.ok(result, cacheable)
 }
 
-// requiredCapability returns the -32021 error for a guest request to the
-// client that the client's declared capabilities do not cover, nil when
-// they do.
-func (r *request) requiredCapability(method string, params []byte) *abi.Error {
-	var need, what string
-	switch method {
-	case abi.MethodElicit:
-		var p struct {
-			Mode string `json:"mode"`
-		}
-		_ = sonic.Unmarshal(params, &p)
-		var c struct {
-			Elicitation *struct {
-				Form *rawValue `json:"form"`
-				URL  *rawValue `json:"url"`
-			} `json:"elicitation"`
-		}
-		_ = sonic.Unmarshal(r.caps.Raw, &c)
-		e := c.Elicitation
-		switch {
-		case p.Mode == "url":
-			if e == nil || e.URL == nil {
-				need, what = `{"elicitation":{"url":{}}}`, "URL-mode elicitation"
-			}
-		case e == nil:
-			need, what = `{"elicitation":{}}`, "elicitation"
-		case e.Form == nil && e.URL != nil:
-			need, what = `{"elicitation":{"form":{}}}`, "form-mode elicitation"
-		}
-	case abi.MethodSample:
-		var p struct {
-			Tools          rawValue `json:"tools"`
-			IncludeContext string   `json:"includeContext"`
-		}
-		_ = sonic.Unmarshal(params, &p)
-		var c struct {
-			Sampling *struct {
-				Tools   *rawValue `json:"tools"`
-				Context *rawValue `json:"context"`
-			} `json:"sampling"`
-		}
-		_ = sonic.Unmarshal(r.caps.Raw, &c)
-		s := c.Sampling
-		switch {
-		case s == nil:
-			need, what = `{"sampling":{}}`, "sampling"
-		case len(p.Tools) > 0 && string(p.Tools) != "null" && s.Tools == nil:
-			need, what = `{"sampling":{"tools":{}}}`, "sampling with tools"
-		case (p.IncludeContext == "thisServer" || p.IncludeContext == "allServers") && s.Context == nil:
-			need, what = `{"sampling":{"context":{}}}`, "sampling with context"
-		}
-	case abi.MethodListRoots:
-		if !r.caps.Roots {
-			need, what = `{"roots":{}}`, "roots"
-		}
-	}
-	if need == "" {
-		return nil
-	}
-	return &abi.Error{
-		Code:    abi.CodeMissingCapability,
-		Message: "The client did not declare the " + what + " capability",
-		Data:    []byte(`{"requiredCapabilities":` + need + `}`),
-	}
-}
-
 // modernRequest serves a guest's request to the client in the modern era,
 // where the server never sends requests to the client.
 func (p *peer) modernRequest(ctx context.Context, method string, params []byte) ([]byte, error) {
@@ -492,4 +292,11 @@ func appendInputRequests(b []byte, n int, at func(i int) (key, method string, pa
 		b = append(b, '}')
 	}
 	return append(b, '}')
+}
+
+// known returns a copy of every answer of the round.
+func (in *inputRound) known() map[string]json.RawMessage {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return maps.Clone(in.answers)
 }

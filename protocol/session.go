@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/bytedance/sonic"
 )
 
 // Stream is where the server writes the messages related to one request —
@@ -17,44 +15,6 @@ import (
 // the response. A transport provides it (stdout, an SSE stream).
 type Stream interface {
 	Send(ctx context.Context, msg []byte) error
-}
-
-// ClientCaps is what a client declared it can do.
-type ClientCaps struct {
-	Raw         []byte
-	Sampling    bool
-	Elicitation bool
-	ElicitURL   bool
-	Roots       bool
-	Tasks       bool
-}
-
-// parseCaps reads the capability flags the server acts on.
-func parseCaps(raw []byte) (ClientCaps, error) {
-	c := ClientCaps{Raw: raw}
-	if len(raw) == 0 {
-		return c, nil
-	}
-	var v struct {
-		Sampling    *rawValue `json:"sampling"`
-		Elicitation *struct {
-			Form *rawValue `json:"form"`
-			URL  *rawValue `json:"url"`
-		} `json:"elicitation"`
-		Roots      *rawValue           `json:"roots"`
-		Tasks      *rawValue           `json:"tasks"`
-		Extensions map[string]rawValue `json:"extensions"`
-	}
-	if err := sonic.Unmarshal(raw, &v); err != nil {
-		return c, err
-	}
-	c.Sampling = v.Sampling != nil
-	c.Elicitation = v.Elicitation != nil
-	c.ElicitURL = v.Elicitation != nil && v.Elicitation.URL != nil
-	c.Roots = v.Roots != nil
-	_, ext := v.Extensions[ExtTasks]
-	c.Tasks = v.Tasks != nil || ext
-	return c, nil
 }
 
 // Session is the state of one legacy-era connection: a stdio process or an

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strconv"
 	"time"
 
@@ -360,62 +359,6 @@ func (r *request) tasksUpdate() Response {
 		r.srv.resume(t)
 	}
 	return r.ok([]byte(`{}`), false)
-}
-
-// resume runs a modern task's guest again, from the start, with every
-// answer the task has; it waits for input again or ends.
-func (s *Server) resume(t *tasks.Task) {
-	m := s.tasks
-	ctx := context.Background()
-	fail := func(msg string) {
-		_, _ = m.Finish(ctx, t.ID, tasks.Failed, msg, nil, &tasks.Error{Code: CodeInternalError, Message: msg})
-	}
-	cat := s.cat.Load()
-	e, ok := cat.toolIdx[t.Tool]
-	if !ok {
-		fail("Tool " + t.Tool + " is no longer served")
-		return
-	}
-	msg := &Message{ID: []byte(`"` + t.ID + `"`), Method: "tools/call", Params: t.Params}
-	r := &request{ctx: ctx, srv: s, cat: cat, msg: msg, era: Modern, version: t.Version,
-		hint: Hint{Principal: t.Owner}, logLevel: levelNone}
-	if err := sonic.Unmarshal(t.Params, &r.p); err != nil {
-		fail("Cannot read the task's call: " + err.Error())
-		return
-	}
-	caps, err := parseCaps(t.Caps)
-	if err != nil {
-		fail("Cannot read the task's client capabilities: " + err.Error())
-		return
-	}
-	r.caps = caps
-	r.inputs = &inputRound{retry: true, answers: maps.Clone(t.Answers), guest: t.GuestState}
-	if r.inputs.answers == nil {
-		r.inputs.answers = map[string]json.RawMessage{}
-	}
-	if len(t.GuestState) > 0 {
-		p, err := withMeta(t.Params, MetaGuestState, t.GuestState)
-		if err != nil {
-			fail("Cannot hand the guest its state: " + err.Error())
-			return
-		}
-		r.guestParams = p
-	}
-	gctx, gcancel := context.WithCancelCause(ctx)
-	if !m.Attach(t.ID, gcancel) {
-		gcancel(nil)
-		return
-	}
-	col := s.newCollector(t, e, r)
-	rl := &relay{r: r, mod: e.mod, owner: col}
-	go rl.run(gctx, r.callParams())
-}
-
-// known returns a copy of every answer of the round.
-func (in *inputRound) known() map[string]json.RawMessage {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return maps.Clone(in.answers)
 }
 
 // taskChanged tells clients that a task changed: a legacy task's session

@@ -1,0 +1,111 @@
+package protocol
+
+import (
+	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// ClientCaps is what a client declared it can do.
+type ClientCaps struct {
+	Raw         []byte
+	Sampling    bool
+	Elicitation bool
+	ElicitURL   bool
+	Roots       bool
+	Tasks       bool
+}
+
+// parseCaps reads the capability flags the server acts on.
+func parseCaps(raw []byte) (ClientCaps, error) {
+	c := ClientCaps{Raw: raw}
+	if len(raw) == 0 {
+		return c, nil
+	}
+	var v struct {
+		Sampling    *rawValue `json:"sampling"`
+		Elicitation *struct {
+			Form *rawValue `json:"form"`
+			URL  *rawValue `json:"url"`
+		} `json:"elicitation"`
+		Roots      *rawValue           `json:"roots"`
+		Tasks      *rawValue           `json:"tasks"`
+		Extensions map[string]rawValue `json:"extensions"`
+	}
+	if err := sonic.Unmarshal(raw, &v); err != nil {
+		return c, err
+	}
+	c.Sampling = v.Sampling != nil
+	c.Elicitation = v.Elicitation != nil
+	c.ElicitURL = v.Elicitation != nil && v.Elicitation.URL != nil
+	c.Roots = v.Roots != nil
+	_, ext := v.Extensions[ExtTasks]
+	c.Tasks = v.Tasks != nil || ext
+	return c, nil
+}
+
+// requiredCapability returns the -32021 error for a guest request to the
+// client that the client's declared capabilities do not cover, nil when
+// they do.
+func (r *request) requiredCapability(method string, params []byte) *abi.Error {
+	var need, what string
+	switch method {
+	case abi.MethodElicit:
+		var p struct {
+			Mode string `json:"mode"`
+		}
+		_ = sonic.Unmarshal(params, &p)
+		var c struct {
+			Elicitation *struct {
+				Form *rawValue `json:"form"`
+				URL  *rawValue `json:"url"`
+			} `json:"elicitation"`
+		}
+		_ = sonic.Unmarshal(r.caps.Raw, &c)
+		e := c.Elicitation
+		switch {
+		case p.Mode == "url":
+			if e == nil || e.URL == nil {
+				need, what = `{"elicitation":{"url":{}}}`, "URL-mode elicitation"
+			}
+		case e == nil:
+			need, what = `{"elicitation":{}}`, "elicitation"
+		case e.Form == nil && e.URL != nil:
+			need, what = `{"elicitation":{"form":{}}}`, "form-mode elicitation"
+		}
+	case abi.MethodSample:
+		var p struct {
+			Tools          rawValue `json:"tools"`
+			IncludeContext string   `json:"includeContext"`
+		}
+		_ = sonic.Unmarshal(params, &p)
+		var c struct {
+			Sampling *struct {
+				Tools   *rawValue `json:"tools"`
+				Context *rawValue `json:"context"`
+			} `json:"sampling"`
+		}
+		_ = sonic.Unmarshal(r.caps.Raw, &c)
+		s := c.Sampling
+		switch {
+		case s == nil:
+			need, what = `{"sampling":{}}`, "sampling"
+		case len(p.Tools) > 0 && string(p.Tools) != "null" && s.Tools == nil:
+			need, what = `{"sampling":{"tools":{}}}`, "sampling with tools"
+		case (p.IncludeContext == "thisServer" || p.IncludeContext == "allServers") && s.Context == nil:
+			need, what = `{"sampling":{"context":{}}}`, "sampling with context"
+		}
+	case abi.MethodListRoots:
+		if !r.caps.Roots {
+			need, what = `{"roots":{}}`, "roots"
+		}
+	}
+	if need == "" {
+		return nil
+	}
+	return &abi.Error{
+		Code:    abi.CodeMissingCapability,
+		Message: "The client did not declare the " + what + " capability",
+		Data:    []byte(`{"requiredCapabilities":` + need + `}`),
+	}
+}

@@ -1,0 +1,38 @@
+package protocol
+
+import (
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+var emptyCompletion = []byte(`{"completion":{"values":[],"total":0,"hasMore":false}}`)
+
+func (r *request) complete() Response {
+	ref := r.p.Ref
+	if ref == nil || r.p.Argument == nil {
+		return r.fail(errorf(CodeInvalidParams, "completion/complete needs ref and argument"))
+	}
+	var key string
+	switch ref.Type {
+	case "ref/prompt":
+		if _, ok := r.cat.promptIdx[ref.Name]; !ok {
+			return r.fail(errorf(CodeInvalidParams, "Unknown prompt: "+ref.Name))
+		}
+		key = "prompt\x00" + ref.Name
+	case "ref/resource":
+		key = "template\x00" + ref.URI
+	default:
+		return r.fail(errorf(CodeInvalidParams, "Unknown ref type: "+ref.Type))
+	}
+	mod, ok := r.cat.complete[key]
+	if !ok {
+		return r.ok(emptyCompletion, false)
+	}
+	reply, err := r.invoke(mod, abi.MethodComplete)
+	if err != nil {
+		return r.guestFailure(err)
+	}
+	if reply.Error != nil {
+		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
+	}
+	return r.ok(reply.Result, false)
+}

@@ -1,0 +1,132 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host"
+)
+
+// invoke runs a guest for the request with its cancellation tracked on the
+// session, so notifications/cancelled (or the session's end) ends it.
+func (r *request) invoke(mod Module, method string) (*host.Reply, error) {
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	defer cancel(nil)
+	if r.sess != nil {
+		defer r.sess.track(r.msg.ID, cancel)()
+	}
+	params := r.msg.Params
+	if r.guestParams != nil {
+		params = r.guestParams
+	}
+	return mod.Call(ctx, method, params, &peer{r: r, mod: mod})
+}
+
+// canceled reports whether err ended a call the client canceled; such a
+// request gets no answer.
+func canceled(err error) bool {
+	return host.IsKind(err, host.KindCanceled) && (errors.Is(err, ErrCanceledByClient) || errors.Is(err, ErrSessionClosed))
+}
+
+// guestFailure answers a failed non-tool guest call with -32603.
+func (r *request) guestFailure(err error) Response {
+	if canceled(err) {
+		return Response{Era: r.era}
+	}
+	r.srv.log.Warn("guest call failed", "method", r.msg.Method, "err", err)
+	return r.fail(errorf(CodeInternalError, err.Error()))
+}
+
+// peer carries a guest's messages to the request's client.
+type peer struct {
+	r   *request
+	mod Module // the module the guest runs
+}
+
+func (p *peer) Notify(ctx context.Context, method string, params []byte) {
+	r := p.r
+	switch method {
+	case abi.MethodToolsListChanged, abi.MethodPromptsListChanged, abi.MethodResourcesListChanged, abi.MethodResourceUpdated:
+		p.guestNotify(method, params)
+		return
+	}
+	if r.stream == nil {
+		return
+	}
+	switch method {
+	case abi.MethodProgress:
+		if len(r.token) == 0 {
+			return
+		}
+		var pr struct {
+			Progress *float64 `json:"progress"`
+			Total    *float64 `json:"total,omitempty"`
+			Message  string   `json:"message,omitempty"`
+		}
+		if sonic.Unmarshal(params, &pr) != nil || pr.Progress == nil {
+			return
+		}
+		b := make([]byte, 0, 96)
+		b = append(b, `{"progressToken":`...)
+		b = append(b, r.token...)
+		b = append(b, `,"progress":`...)
+		b = strconv.AppendFloat(b, *pr.Progress, 'g', -1, 64)
+		if pr.Total != nil {
+			b = append(b, `,"total":`...)
+			b = strconv.AppendFloat(b, *pr.Total, 'g', -1, 64)
+		}
+		if pr.Message != "" {
+			b = append(b, `,"message":`...)
+			b = appendString(b, pr.Message)
+		}
+		b = append(b, '}')
+		_ = r.stream.Send(ctx, Notification(method, b))
+	case abi.MethodLog:
+		var lm struct {
+			Level string `json:"level"`
+		}
+		if sonic.Unmarshal(params, &lm) != nil {
+			return
+		}
+		l, ok := parseLevel(lm.Level)
+		if !ok || l < r.currentLevel() {
+			return
+		}
+		_ = r.stream.Send(ctx, Notification(method, params))
+	}
+}
+
+// currentLevel is the minimum level to forward: the session's (which
+// logging/setLevel may change during a call) or the request's _meta.
+func (r *request) currentLevel() int {
+	if r.era == Legacy && r.sess != nil {
+		_, _, l := r.sess.state()
+		return l
+	}
+	return r.logLevel
+}
+
+func (p *peer) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+	r := p.r
+	if r.era == Modern {
+		return p.modernRequest(ctx, method, params)
+	}
+	if e := r.requiredCapability(method, params); e != nil {
+		return nil, e
+	}
+	if r.sess == nil || r.stream == nil {
+		return nil, &abi.Error{Code: CodeInternalError, Message: "no stream to the client for this request"}
+	}
+	m, err := r.sess.request(ctx, r.stream, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if m.Error != nil {
+		return nil, &abi.Error{Code: m.Error.Code, Message: m.Error.Message, Data: m.Error.Data}
+	}
+	return m.Result, nil
+}

@@ -1,0 +1,58 @@
+package protocol
+
+import (
+	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+func (r *request) readResource() Response {
+	uri := r.p.URI
+	if uri == "" {
+		return r.fail(errorf(CodeInvalidParams, "Missing required parameter: uri"))
+	}
+	if resp, ok := r.readSkillFile(uri); ok {
+		return resp
+	}
+	var mod Module
+	if e, ok := r.cat.resIdx[uri]; ok {
+		mod = e.mod
+	} else {
+		for _, t := range r.cat.templates {
+			if _, ok := t.t.Match(uri); ok {
+				mod = t.mod
+				break
+			}
+		}
+	}
+	if mod == nil {
+		return r.fail(r.notFound(uri))
+	}
+	if err := r.prepareInputs(); err != nil {
+		return r.fail(err)
+	}
+	reply, err := r.invoke(mod, abi.MethodResourceRead)
+	if err != nil {
+		return r.guestFailure(err)
+	}
+	if len(reply.InputRequests) > 0 {
+		return r.inputRequired(reply)
+	}
+	if reply.Error != nil {
+		if reply.Error.Code == CodeInvalidParams || reply.Error.Code == CodeResourceNotFound {
+			return r.fail(r.notFound(uri))
+		}
+		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
+	}
+	return r.done(reply.Result, true)
+}
+
+// notFound is the resource-not-found error of the request's revision.
+func (r *request) notFound(uri string) *Error {
+	data, _ := sonic.Marshal(map[string]string{"uri": uri})
+	code := CodeInvalidParams
+	if r.era == Legacy {
+		code = CodeResourceNotFound
+	}
+	return &Error{Code: code, Message: "Resource not found", Data: data}
+}

@@ -1,0 +1,112 @@
+package protocol
+
+import (
+	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host"
+)
+
+func (r *request) callTool() Response {
+	e, ok := r.cat.toolIdx[r.p.Name]
+	if !ok {
+		return r.fail(errorf(CodeInvalidParams, "Unknown tool: "+r.p.Name))
+	}
+	mode, merr := r.toolMode(e) // inline, task or escalate (relay.go)
+	if merr != nil {
+		return r.fail(merr)
+	}
+	if e.schemas.Input != nil {
+		if err := e.schemas.Input.ValidateJSON(r.p.Arguments, true); err != nil {
+			res := toolError("Invalid arguments for tool " + r.p.Name + ": " + err.Error())
+			if mode == modeTask {
+				return r.runAsTask(e, res)
+			}
+			return r.ok(res, false)
+		}
+	}
+	if err := r.prepareInputs(); err != nil {
+		return r.fail(err)
+	}
+	switch mode {
+	case modeTask:
+		return r.runAsTask(e, nil)
+	case modeEscalate:
+		return r.runEscalating(e)
+	}
+	reply, err := r.invoke(e.mod, abi.MethodToolsCall)
+	return r.toolAnswer(e, reply, err)
+}
+
+// toolAnswer answers a tools/call from its guest's outcome in place.
+func (r *request) toolAnswer(e *toolEntry, reply *host.Reply, err error) Response {
+	if err != nil && canceled(err) {
+		return Response{Era: r.era}
+	}
+	if err == nil && len(reply.InputRequests) > 0 {
+		return r.inputRequired(reply)
+	}
+	result, rerr := r.srv.toolOutcome(e, reply, err)
+	if rerr != nil {
+		return r.fail(rerr)
+	}
+	return r.ok(result, false)
+}
+
+// toolOutcome is the result or the JSON-RPC error a tools/call answers for
+// its guest's outcome (not waiting for input): a guest that failed (trap,
+// limit, broken ABI) is a tool error, as is a structuredContent that does
+// not match the output schema; a JSON-RPC error of the guest is passed on.
+func (s *Server) toolOutcome(e *toolEntry, reply *host.Reply, err error) ([]byte, *Error) {
+	if err != nil {
+		s.log.Warn("tool call failed", "tool", e.tool.Name, "err", err)
+		return toolError(err.Error()), nil
+	}
+	if reply.Error != nil {
+		return nil, &Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data}
+	}
+	if e.schemas.Output != nil {
+		if msg := checkStructured(reply.Result, e); msg != "" {
+			return toolError(msg), nil
+		}
+	}
+	return reply.Result, nil
+}
+
+// guestParams are the params the guest of the request is called with.
+func (r *request) callParams() []byte {
+	if r.guestParams != nil {
+		return r.guestParams
+	}
+	return r.msg.Params
+}
+
+// checkStructured validates structuredContent against the tool's output
+// schema; it returns a message when the result does not conform.
+func checkStructured(result []byte, e *toolEntry) string {
+	var res struct {
+		IsError    bool     `json:"isError"`
+		Structured rawValue `json:"structuredContent"`
+	}
+	if err := sonic.Unmarshal(result, &res); err != nil {
+		return "tool " + e.tool.Name + " returned a result that is not a JSON object"
+	}
+	if res.IsError {
+		return ""
+	}
+	if len(res.Structured) == 0 {
+		return "tool " + e.tool.Name + " declares an outputSchema but returned no structuredContent"
+	}
+	if err := e.schemas.Output.ValidateJSON(res.Structured, false); err != nil {
+		return "tool " + e.tool.Name + " returned structuredContent that does not match its outputSchema: " + err.Error()
+	}
+	return ""
+}
+
+// toolError is a CallToolResult with isError set and one text block.
+func toolError(msg string) []byte {
+	b := make([]byte, 0, len(msg)+64)
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = appendString(b, msg)
+	return append(b, `}],"isError":true}`...)
+}
