@@ -5,8 +5,9 @@ import "encoding/json"
 // Version is the ABI version this package describes.
 const Version = 1
 
-// SupportedVersions lists the ABI versions a host built from this package speaks.
-var SupportedVersions = []int{Version}
+// SupportedVersions returns the ABI versions a host built from this package
+// speaks, newest first.
+func SupportedVersions() []int { return []int{Version} }
 
 // MethodDescribe is the request a host sends at load time to learn what a
 // module offers.
@@ -182,6 +183,12 @@ const (
 	MethodPromptsGet   = "prompts/get"
 	MethodComplete     = "completion/complete"
 )
+
+// MethodState is the notification a guest sends to leave state for the
+// retry of a call that ends with input requests: params {"state": <any JSON
+// value>}; the last one sent counts. The retry hands the state back to the
+// guest in its request's params._meta under the same name (see abi/README.md).
+const MethodState = "wasmcp/state"
 
 // Notifications a guest may send to tell clients that what the server
 // offers changed (see abi/README.md, section 4). The host broadcasts them to

@@ -17,40 +17,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 )
-
-// Peer carries what a guest sends outward during a call. Both methods must
-// return promptly once ctx is done.
-type Peer interface {
-	// Notify forwards a notification the guest wrote: notifications/progress,
-	// notifications/message, notifications/tools/list_changed,
-	// notifications/prompts/list_changed,
-	// notifications/resources/list_changed or
-	// notifications/resources/updated; params is the raw params object.
-	Notify(ctx context.Context, method string, params []byte)
-	// Request sends a sampling/createMessage, elicitation/create or
-	// roots/list request to the client and returns its raw result, or an
-	// *abi.Error (passed to the guest with its code, message and data; any
-	// other error is reported to the guest as -32603), or ErrInputRequired
-	// to leave the request to the client's retry. InputKey(ctx) is the
-	// guest's id for the request.
-	Request(ctx context.Context, method string, params []byte) ([]byte, error)
-}
-
-// Reply is a guest's answer: a raw JSON result, or a JSON-RPC error, or,
-// when the guest waits for input only a retry can give (see
-// ErrInputRequired), the requests it waits for.
-type Reply struct {
-	Result []byte
-	Error  *abi.Error
-	// InputRequests, when not empty, are the guest's requests left to the
-	// client's retry, in the order the guest sent them; Result and Error
-	// are then unset.
-	InputRequests []InputRequest
-	// State is the guest's state for the retry (the params.state of its
-	// last wasmcp/state notification), set only with InputRequests.
-	State []byte
-}
 
 // maxOutstanding caps the requests a guest may have open at once.
 const maxOutstanding = 16
@@ -59,7 +27,7 @@ const maxOutstanding = 16
 // guest's answer. params is the raw params object (may be nil). A failure of
 // the guest (trap, exit, broken ABI, broken limit) or of the caller
 // (cancellation) is a *GuestError; the module stays usable either way.
-func (m *Module) Call(ctx context.Context, method string, params []byte, peer Peer) (*Reply, error) {
+func (m *Module) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 	if err := m.gate.acquire(ctx, m.name); err != nil {
 		return nil, err
 	}
@@ -131,7 +99,7 @@ type call struct {
 	m      *Module
 	id     int64
 	idText []byte
-	peer   Peer
+	peer   contract.Peer
 	limits Limits
 	log    *slog.Logger
 	ctx    context.Context
@@ -143,12 +111,12 @@ type call struct {
 
 	mu          sync.Mutex
 	written     int64
-	reply       *Reply
+	reply       *contract.Reply
 	violation   error
 	outstanding int
 	pending     sync.WaitGroup
 	sent        int            // requests the guest sent to the client
-	inputs      []InputRequest // requests left to the client's retry
+	inputs      []inputRequest // requests left to the client's retry
 	state       []byte         // the guest's wasmcp/state
 }
 
@@ -187,7 +155,7 @@ func (c *call) protocolErrorKind(k Kind, format string, a ...any) error {
 }
 
 // outcome turns the run's error and the recorded state into the result.
-func (c *call) outcome(runErr error, mod api.Module) (*Reply, error) {
+func (c *call) outcome(runErr error, mod api.Module) (*contract.Reply, error) {
 	c.mu.Lock()
 	reply, violation := c.reply, c.violation
 	c.mu.Unlock()
@@ -308,7 +276,7 @@ func (c *call) handleLine(line []byte) error {
 			if c.peer != nil {
 				c.peer.Notify(c.ctx, msg.Method, msg.Params)
 			}
-		case MethodState:
+		case abi.MethodState:
 			c.setState(msg.Params)
 		default:
 			c.log.Debug("guest notification ignored", "module", c.m.name, "call", c.id, "method", msg.Method)
@@ -321,7 +289,7 @@ func (c *call) handleLine(line []byte) error {
 		if msg.Error == nil && len(msg.Result) == 0 {
 			return c.protocolError("answered with neither result nor error")
 		}
-		r := &Reply{Error: msg.Error}
+		r := &contract.Reply{Error: msg.Error}
 		if msg.Error == nil {
 			r.Result = msg.Result
 		}
@@ -376,11 +344,11 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 			answer(errorLine(id, -32603, "no client is attached to this call", nil))
 			return
 		}
-		res, err := c.peer.Request(WithInputKey(c.ctx, key), method, params)
+		res, err := c.peer.Request(contract.WithInputKey(c.ctx, key), method, params)
 		if err != nil {
 			var ae *abi.Error
 			switch {
-			case errors.Is(err, ErrInputRequired):
+			case errors.Is(err, contract.ErrInputRequired):
 				// Left to the client's retry: the request stays
 				// outstanding and unanswered.
 				if c.deferInput(order, key, method, params) {

@@ -58,7 +58,7 @@ type Engine struct {
 
 // NewEngine creates an engine. Close it to release the runtimes.
 func NewEngine(cfg Config) (*Engine, error) {
-	cfg.Limits = cfg.Limits.WithDefaults(DefaultLimits)
+	cfg.Limits = cfg.Limits.WithDefaults(DefaultLimits())
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

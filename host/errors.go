@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"fmt"
+
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // Kind classifies why a call to a guest failed.
@@ -34,6 +36,11 @@ func (e *GuestError) Error() string {
 
 // Unwrap returns the underlying error, if any.
 func (e *GuestError) Unwrap() error { return e.Err }
+
+// Is reports whether a canceled call's error matches contract.ErrCanceled.
+func (e *GuestError) Is(target error) bool {
+	return target == contract.ErrCanceled && e.Kind == KindCanceled
+}
 
 // IsKind reports whether err is a GuestError of kind k.
 func IsKind(err error, k Kind) bool {

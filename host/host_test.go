@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wasmcp/wasmcp/contract"
 	"io"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func loadProbe(t testing.TB, e *Engine, p Policy) *Module {
 
 // callTool calls a probe tool and returns the text of its first content
 // block, or the guest error.
-func callTool(t testing.TB, m *Module, peer Peer, name string, args string) (string, error) {
+func callTool(t testing.TB, m *Module, peer contract.Peer, name string, args string) (string, error) {
 	t.Helper()
 	params := fmt.Sprintf(`{"name":%q,"arguments":%s,"_meta":{"progressToken":"tok"}}`, name, args)
 	reply, err := m.Call(context.Background(), abi.MethodToolsCall, []byte(params), peer)

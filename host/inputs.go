@@ -1,57 +1,18 @@
 package host
 
 import (
-	"context"
-	"errors"
 	"sort"
 
 	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/contract"
 )
 
-// ErrInputRequired is what Peer.Request returns when the client cannot be
-// asked during this call (the 2026-07-28 revision's multi round-trip
-// requests): the host then leaves the guest's request unanswered and
-// records it. Once the guest waits on stdin with every request it still has
-// open recorded this way, the host ends the instance and Call returns a
-// Reply whose InputRequests lists them; the client answers them in a retry.
-// A guest that answers its own request anyway wins: its Reply is returned
-// as usual.
-var ErrInputRequired = errors.New("host: input required from the client")
-
-// InputRequest is a guest's request to the client that was left unanswered
-// because Peer.Request returned ErrInputRequired.
-type InputRequest struct {
-	// Key is the guest's request id: a string id as is, an integer id as
-	// its decimal text.
-	Key string
-	// Method is elicitation/create, sampling/createMessage or roots/list.
-	Method string
-	// Params is the raw params object the guest sent.
-	Params []byte
-
-	order int // the request's rank among those the guest sent
-}
-
-// MethodState is the notification a guest sends to leave state for the
-// retry of a call that ends with input requests: params {"state": <any
-// JSON value>}. The last one sent counts; Reply.State carries it.
-const MethodState = "wasmcp/state"
-
-type inputKeyCtx struct{}
-
-// InputKey returns the key of the guest request a Peer.Request call serves
-// (the key an InputRequest would carry), "" when ctx is not one the host
-// passed to Peer.Request.
-func InputKey(ctx context.Context) string {
-	k, _ := ctx.Value(inputKeyCtx{}).(string)
-	return k
-}
-
-// WithInputKey returns ctx carrying key as the guest request key that
-// InputKey reports. The host sets it for every Peer.Request; other
-// implementations of a module (tests, adapters) use it to do the same.
-func WithInputKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, inputKeyCtx{}, key)
+// inputRequest is a guest request left to the client's retry, with its
+// rank among the requests the guest sent.
+type inputRequest struct {
+	contract.InputRequest
+	order int
 }
 
 // inputKey turns a guest request id into its key. ok is false for an id
@@ -89,7 +50,11 @@ func (c *call) stall() {
 	if c.reply == nil && c.violation == nil {
 		// Peer answers may finish in any order; report the guest's.
 		sort.Slice(c.inputs, func(i, j int) bool { return c.inputs[i].order < c.inputs[j].order })
-		c.reply = &Reply{InputRequests: c.inputs, State: c.state}
+		reqs := make([]contract.InputRequest, len(c.inputs))
+		for i := range c.inputs {
+			reqs[i] = c.inputs[i].InputRequest
+		}
+		c.reply = &contract.Reply{InputRequests: reqs, State: c.state}
 	}
 	c.mu.Unlock()
 	c.stdin.close()
@@ -108,12 +73,12 @@ func (c *call) deferInput(order int, key, method string, params []byte) bool {
 			return false
 		}
 	}
-	c.inputs = append(c.inputs, InputRequest{Key: key, Method: method, Params: params, order: order})
+	c.inputs = append(c.inputs, inputRequest{InputRequest: contract.InputRequest{Key: key, Method: method, Params: params}, order: order})
 	c.mu.Unlock()
 	return true
 }
 
-// setState records the guest's wasmcp/state notification.
+// setState records the guest's abi.MethodState notification.
 func (c *call) setState(params []byte) {
 	var p struct {
 		State rawValue `json:"state"`

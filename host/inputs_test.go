@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"github.com/wasmcp/wasmcp/contract"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ func (p *inputsPeer) Notify(_ context.Context, method string, params []byte) {
 }
 
 func (p *inputsPeer) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
-	key := InputKey(ctx)
+	key := contract.InputKey(ctx)
 	p.mu.Lock()
 	p.keys = append(p.keys, key)
 	p.mu.Unlock()
@@ -90,17 +91,17 @@ func (p *inputsPeer) Request(ctx context.Context, method string, params []byte) 
 	if e, ok := p.errs[key]; ok {
 		return nil, e
 	}
-	return nil, ErrInputRequired
+	return nil, contract.ErrInputRequired
 }
 
-func callInputs(t *testing.T, m *Module, tool string, peer Peer) (*Reply, error) {
+func callInputs(t *testing.T, m *Module, tool string, peer contract.Peer) (*contract.Reply, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return m.Call(ctx, abi.MethodToolsCall, []byte(`{"name":"`+tool+`","arguments":{}}`), peer)
 }
 
-func inputKeys(r *Reply) string {
+func inputKeys(r *contract.Reply) string {
 	var ks []string
 	for _, in := range r.InputRequests {
 		ks = append(ks, in.Key+":"+in.Method)
@@ -201,7 +202,7 @@ func TestInputKey(t *testing.T) {
 			t.Errorf("inputKey(%s) accepted", bad)
 		}
 	}
-	if InputKey(context.Background()) != "" {
+	if contract.InputKey(context.Background()) != "" {
 		t.Error("InputKey of a plain context is not empty")
 	}
 }

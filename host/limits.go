@@ -6,7 +6,7 @@ import (
 )
 
 // Limits bound what one call of a module may use. A zero field means the
-// default from DefaultLimits.
+// default from DefaultLimits().
 type Limits struct {
 	// MemoryBytes caps the linear memory of an instance (rounded down to
 	// 64 KiB pages).
@@ -21,12 +21,14 @@ type Limits struct {
 	LineBytes int
 }
 
-// DefaultLimits are the limits of a module without a policy.
-var DefaultLimits = Limits{
-	MemoryBytes: 256 << 20,
-	Timeout:     60 * time.Second,
-	OutputBytes: 16 << 20,
-	LineBytes:   4 << 20,
+// DefaultLimits returns the limits of a module without a policy.
+func DefaultLimits() Limits {
+	return Limits{
+		MemoryBytes: 256 << 20,
+		Timeout:     60 * time.Second,
+		OutputBytes: 16 << 20,
+		LineBytes:   4 << 20,
+	}
 }
 
 // WithDefaults returns l with every zero field taken from d.

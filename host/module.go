@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/uritemplate"
 	"github.com/wasmcp/wasmcp/skills"
@@ -28,7 +29,7 @@ type Module struct {
 	runtime wazero.Runtime
 	code    wazero.CompiledModule
 	desc    *abi.Description
-	schemas map[string]ToolSchemas
+	schemas map[string]contract.ToolSchemas
 	skills  []*skills.Skill // built from desc.Skills (skills.go)
 	policy  Policy
 	reactor bool
@@ -42,13 +43,6 @@ type Module struct {
 	interrupt bool
 }
 
-// ToolSchemas are a tool's compiled schemas; Output is nil when the tool
-// declares no outputSchema.
-type ToolSchemas struct {
-	Input  *schema.Schema
-	Output *schema.Schema
-}
-
 // Name is the module's name (its file name without .wasm).
 func (m *Module) Name() string { return m.name }
 
@@ -59,7 +53,7 @@ func (m *Module) Hash() string { return m.hash }
 func (m *Module) Description() *abi.Description { return m.desc }
 
 // Schemas returns the compiled schemas of one of the module's tools.
-func (m *Module) Schemas(tool string) (ToolSchemas, bool) {
+func (m *Module) Schemas(tool string) (contract.ToolSchemas, bool) {
 	s, ok := m.schemas[tool]
 	return s, ok
 }
@@ -156,7 +150,7 @@ func (m *Module) describe(ctx context.Context) (*abi.Description, error) {
 			return d, nil
 		}
 	}
-	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions})
+	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions()})
 	reply, err := m.Call(ctx, abi.MethodDescribe, params, nil)
 	if err != nil {
 		return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + err.Error(), Err: err}
@@ -177,7 +171,7 @@ func (m *Module) parseDescription(raw []byte, from string) (*abi.Description, er
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: fmt.Sprintf("description (%s) is not valid JSON: %v", from, err)}
 	}
-	if !slices.Contains(abi.SupportedVersions, d.ABIVersion) {
+	if !slices.Contains(abi.SupportedVersions(), d.ABIVersion) {
 		return nil, &GuestError{Module: m.name, Kind: KindLoad,
 			Msg: fmt.Sprintf("module %s speaks wasmcp ABI v%d; this host speaks v%d", m.name, d.ABIVersion, abi.Version)}
 	}
@@ -188,7 +182,7 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.\-/]{1,128}$`)
 
 // validate checks names and compiles schemas.
 func (m *Module) validate(d *abi.Description) error {
-	m.schemas = make(map[string]ToolSchemas, len(d.Tools))
+	m.schemas = make(map[string]contract.ToolSchemas, len(d.Tools))
 	for i := range d.Tools {
 		t := &d.Tools[i]
 		if !toolName.MatchString(t.Name) {
@@ -205,15 +199,18 @@ func (m *Module) validate(d *abi.Description) error {
 		if len(t.InputSchema) == 0 {
 			t.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
-		var ts ToolSchemas
-		var err error
-		if ts.Input, err = schema.Compile(t.InputSchema, true); err != nil {
+		var ts contract.ToolSchemas
+		in, err := schema.Compile(t.InputSchema, true)
+		if err != nil {
 			return fmt.Errorf("tool %q inputSchema: %w", t.Name, err)
 		}
+		ts.Input = in
 		if len(t.OutputSchema) > 0 {
-			if ts.Output, err = schema.Compile(t.OutputSchema, false); err != nil {
+			out, err := schema.Compile(t.OutputSchema, false)
+			if err != nil {
 				return fmt.Errorf("tool %q outputSchema: %w", t.Name, err)
 			}
+			ts.Output = out // set only when declared: never a typed nil
 		}
 		m.schemas[t.Name] = ts
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/uritemplate"
 	"github.com/wasmcp/wasmcp/skills"
 )
@@ -18,8 +18,8 @@ import (
 type Module interface {
 	Name() string
 	Description() *abi.Description
-	Schemas(tool string) (host.ToolSchemas, bool)
-	Call(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error)
+	Schemas(tool string) (contract.ToolSchemas, bool)
+	Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error)
 }
 
 // Catalog is an immutable view of everything the loaded modules offer,
@@ -42,7 +42,7 @@ type Catalog struct {
 type toolEntry struct {
 	tool    *abi.Tool
 	mod     Module
-	schemas host.ToolSchemas
+	schemas contract.ToolSchemas
 	enc     [3][]byte     // by toolShape
 	headers []ParamHeader // x-mcp-header bindings (paramheaders.go)
 }

@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
@@ -57,11 +56,11 @@ func (c *collector) finish(o outcome) {
 	if c.live != nil {
 		defer c.srv.dropLive(c.id)
 	}
-	if o.err != nil && host.IsKind(o.err, host.KindCanceled) {
+	if o.err != nil && errors.Is(o.err, contract.ErrCanceled) {
 		// Stopped by tasks/cancel, expiry or shutdown, which ended (or
 		// deleted) the task first; anything else ends it here.
 		msg := "Task stopped: " + o.err.Error()
-		if _, err := m.Finish(ctx, c.id, tasks.Failed, msg, nil, &tasks.Error{Code: CodeInternalError, Message: msg}); err != nil && !ignorable(err) {
+		if _, err := m.Finish(ctx, c.id, tasks.Failed, msg, nil, errorf(CodeInternalError, msg)); err != nil && !ignorable(err) {
 			c.srv.log.Warn("recording a task's end failed", "task", c.id, "err", err)
 		}
 		return
@@ -73,7 +72,7 @@ func (c *collector) finish(o outcome) {
 	result, rerr := c.srv.toolOutcome(c.e, o.reply, o.err)
 	var err error
 	if rerr != nil {
-		_, err = m.Finish(ctx, c.id, tasks.Failed, rerr.Message, nil, &tasks.Error{Code: rerr.Code, Message: rerr.Message, Data: rerr.Data})
+		_, err = m.Finish(ctx, c.id, tasks.Failed, rerr.Message, nil, rerr)
 	} else {
 		_, err = m.Finish(ctx, c.id, tasks.Completed, "", bytes.Clone(result), nil)
 	}
@@ -90,11 +89,11 @@ func ignorable(err error) bool {
 
 // park puts a modern task whose guest waits for the client into
 // input_required with the guest's requests; tasks/update answers them.
-func (c *collector) park(ctx context.Context, reply *host.Reply) {
+func (c *collector) park(ctx context.Context, reply *contract.Reply) {
 	m := c.srv.tasks
 	if c.era != tasks.Modern || c.r.inputs == nil {
 		msg := "guest requests left unanswered outside the " + V20260728 + " revision"
-		_, _ = m.Finish(ctx, c.id, tasks.Failed, msg, nil, &tasks.Error{Code: CodeInternalError, Message: msg})
+		_, _ = m.Finish(ctx, c.id, tasks.Failed, msg, nil, errorf(CodeInternalError, msg))
 		return
 	}
 	known := c.r.inputs.known()
@@ -148,7 +147,7 @@ func (c *collector) request(ctx context.Context, method string, params []byte) (
 			return nil, err
 		}
 		if m.Error != nil {
-			return nil, &abi.Error{Code: m.Error.Code, Message: m.Error.Message, Data: m.Error.Data}
+			return nil, m.Error
 		}
 		return m.Result, nil
 	}

@@ -32,7 +32,7 @@ func (r *request) complete() Response {
 		return r.guestFailure(err)
 	}
 	if reply.Error != nil {
-		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
+		return r.fail(reply.Error)
 	}
 	return r.ok(reply.Result, false)
 }

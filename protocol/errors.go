@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/wasmcp/wasmcp/abi"
+
 // JSON-RPC and MCP error codes.
 const (
 	CodeParseError         = -32700
@@ -9,18 +11,12 @@ const (
 	CodeInternalError      = -32603
 	CodeResourceNotFound   = -32002 // legacy revisions only
 	CodeHeaderMismatch     = -32020
-	CodeMissingCapability  = -32021
 	CodeUnsupportedVersion = -32022
 )
 
-// Error is a JSON-RPC error with an optional raw JSON data member.
-type Error struct {
-	Code    int
-	Message string
-	Data    []byte
-}
-
-// Error returns the error's message.
-func (e *Error) Error() string { return e.Message }
+// Error is the JSON-RPC error object: abi.Error, the one error type of
+// guests, the protocol and tasks, so a guest's error passes to the client
+// and into a task's record without conversion.
+type Error = abi.Error
 
 func errorf(code int, msg string) *Error { return &Error{Code: code, Message: msg} }

@@ -8,12 +8,12 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // invoke runs a guest for the request with its cancellation tracked on the
 // session, so notifications/cancelled (or the session's end) ends it.
-func (r *request) invoke(mod Module, method string) (*host.Reply, error) {
+func (r *request) invoke(mod Module, method string) (*contract.Reply, error) {
 	ctx, cancel := context.WithCancelCause(r.ctx)
 	defer cancel(nil)
 	if r.sess != nil {
@@ -29,7 +29,7 @@ func (r *request) invoke(mod Module, method string) (*host.Reply, error) {
 // canceled reports whether err ended a call the client canceled; such a
 // request gets no answer.
 func canceled(err error) bool {
-	return host.IsKind(err, host.KindCanceled) && (errors.Is(err, ErrCanceledByClient) || errors.Is(err, ErrSessionClosed))
+	return errors.Is(err, contract.ErrCanceled) && (errors.Is(err, ErrCanceledByClient) || errors.Is(err, ErrSessionClosed))
 }
 
 // guestFailure answers a failed non-tool guest call with -32603.
@@ -126,7 +126,7 @@ func (p *peer) Request(ctx context.Context, method string, params []byte) ([]byt
 		return nil, err
 	}
 	if m.Error != nil {
-		return nil, &abi.Error{Code: m.Error.Code, Message: m.Error.Message, Data: m.Error.Data}
+		return nil, m.Error
 	}
 	return m.Result, nil
 }

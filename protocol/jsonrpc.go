@@ -116,7 +116,7 @@ func Decode(b []byte) (*Message, []byte, *Error) {
 	}
 	switch {
 	case env.Error != nil:
-		m.Error = &Error{Code: env.Error.Code, Message: env.Error.Message, Data: env.Error.Data}
+		m.Error = &Error{Code: env.Error.Code, Message: env.Error.Message, Data: []byte(env.Error.Data)}
 	case len(env.Result) > 0:
 		m.Result = env.Result
 	default:

@@ -24,7 +24,7 @@ import (
 // extension in the request's clientCapabilities in the modern era.
 //
 // Inline calls run on the request's goroutine as before. The other two run
-// the guest on its own goroutine with a relay as its host.Peer: the relay
+// the guest on its own goroutine with a relay as its contract.Peer: the relay
 // hands every notification and the outcome of the guest to its owner — the
 // request while it waits inline, the task's collector afterwards. At the end
 // of the inline window the request takes the relay's lock: an outcome that
@@ -82,7 +82,7 @@ func (r *request) toolMode(e *toolEntry) (callMode, *Error) {
 func (r *request) missingTasks() *Error {
 	if r.era == Modern {
 		data, _ := sonic.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtTasks: map[string]any{}}}})
-		return &Error{Code: CodeMissingCapability, Message: "This tool requires the " + ExtTasks + " extension", Data: data}
+		return &Error{Code: abi.CodeMissingCapability, Message: "This tool requires the " + ExtTasks + " extension", Data: data}
 	}
 	return errorf(CodeMethodNotFound, "Tool "+r.p.Name+" must be called as a task (params.task)")
 }

@@ -11,22 +11,17 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // Multi round-trip requests (2026-07-28). A guest's elicitation/create,
 // sampling/createMessage or roots/list in the modern era is not sent to the
-// client: the host leaves it unanswered (host.ErrInputRequired) and the
+// client: the host leaves it unanswered (contract.ErrInputRequired) and the
 // call ends with an input_required result listing those requests under the
 // guest's own request ids, plus a sealed requestState. The client's retry
 // carries inputResponses; the guest runs again from the start in a fresh
 // instance, and its requests are answered from the state (answers of
 // earlier rounds) and the retry's inputResponses.
-
-// MetaGuestState is the params._meta key under which a retried call hands
-// the guest the state it left with the wasmcp/state notification. Clients
-// may not set it.
-const MetaGuestState = "wasmcp/state"
 
 // inputRound is the MRTR state of one modern tools/call, prompts/get or
 // resources/read: the answers the guest may get, and those it took.
@@ -117,7 +112,7 @@ func (r *request) mrtrIdentity() (string, *Error) {
 // carries the guest's own state, the params the guest is called with.
 func (r *request) prepareInputs() *Error {
 	if r.p.Meta != nil && len(r.p.Meta.GuestState) > 0 {
-		return errorf(CodeInvalidParams, "Invalid params: _meta."+MetaGuestState+" is reserved for the server")
+		return errorf(CodeInvalidParams, "Invalid params: _meta."+abi.MethodState+" is reserved for the server")
 	}
 	if r.era != Modern {
 		return nil
@@ -163,7 +158,7 @@ func (r *request) prepareInputs() *Error {
 		}
 		in.guest = st.Guest
 		if len(st.Guest) > 0 {
-			p, err := withMeta(r.msg.Params, MetaGuestState, st.Guest)
+			p, err := withMeta(r.msg.Params, abi.MethodState, st.Guest)
 			if err != nil {
 				return errorf(CodeInvalidParams, "Invalid params")
 			}
@@ -197,7 +192,7 @@ func withMeta(params []byte, key string, value []byte) ([]byte, error) {
 // inputRequired answers a call whose guest waits for input: an
 // input_required result with the guest's requests and a sealed state
 // holding the answers it used so far.
-func (r *request) inputRequired(reply *host.Reply) Response {
+func (r *request) inputRequired(reply *contract.Reply) Response {
 	if r.era != Modern || r.inputs == nil {
 		// Only the modern peer leaves requests to a retry.
 		return r.fail(errorf(CodeInternalError, "guest requests left unanswered outside the 2026-07-28 era"))
@@ -266,13 +261,13 @@ func (p *peer) modernRequest(ctx context.Context, method string, params []byte) 
 	if !isObject(params) {
 		return nil, &abi.Error{Code: CodeInvalidParams, Message: method + " params must be an object"}
 	}
-	if ans, ok := r.inputs.take(host.InputKey(ctx), method); ok {
+	if ans, ok := r.inputs.take(contract.InputKey(ctx), method); ok {
 		return ans, nil
 	}
 	if e := r.requiredCapability(method, params); e != nil {
 		return nil, e
 	}
-	return nil, host.ErrInputRequired
+	return nil, contract.ErrInputRequired
 }
 
 // appendInputRequests appends an inputRequests object, {key: {method,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // fakeGuest is a Module whose calls run a Go function in place of a guest.
@@ -19,13 +19,13 @@ import (
 type fakeGuest struct {
 	name string
 	desc abi.Description
-	run  func(g *guestRun) (*host.Reply, error)
+	run  func(g *guestRun) (*contract.Reply, error)
 }
 
-func (f *fakeGuest) Name() string                            { return f.name }
-func (f *fakeGuest) Description() *abi.Description           { return &f.desc }
-func (f *fakeGuest) Schemas(string) (host.ToolSchemas, bool) { return host.ToolSchemas{}, true }
-func (f *fakeGuest) Call(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+func (f *fakeGuest) Name() string                                { return f.name }
+func (f *fakeGuest) Description() *abi.Description               { return &f.desc }
+func (f *fakeGuest) Schemas(string) (contract.ToolSchemas, bool) { return contract.ToolSchemas{}, true }
+func (f *fakeGuest) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 	return f.run(&guestRun{ctx: ctx, method: method, params: params, peer: peer})
 }
 
@@ -34,28 +34,28 @@ type guestRun struct {
 	ctx    context.Context
 	method string
 	params []byte
-	peer   host.Peer
-	inputs []host.InputRequest
+	peer   contract.Peer
+	inputs []contract.InputRequest
 	state  []byte
 }
 
 // ask sends a request under key; ok is false when it was left to a retry.
 func (g *guestRun) ask(key, method, params string) (res []byte, ok bool, err error) {
-	res, err = g.peer.Request(host.WithInputKey(g.ctx, key), method, []byte(params))
-	if errors.Is(err, host.ErrInputRequired) {
-		g.inputs = append(g.inputs, host.InputRequest{Key: key, Method: method, Params: []byte(params)})
+	res, err = g.peer.Request(contract.WithInputKey(g.ctx, key), method, []byte(params))
+	if errors.Is(err, contract.ErrInputRequired) {
+		g.inputs = append(g.inputs, contract.InputRequest{Key: key, Method: method, Params: []byte(params)})
 		return nil, false, nil
 	}
 	return res, err == nil, err
 }
 
 // reply ends the call: with the input requests if any, else with text.
-func (g *guestRun) reply(text string) (*host.Reply, error) {
+func (g *guestRun) reply(text string) (*contract.Reply, error) {
 	if len(g.inputs) > 0 {
-		return &host.Reply{InputRequests: g.inputs, State: g.state}, nil
+		return &contract.Reply{InputRequests: g.inputs, State: g.state}, nil
 	}
 	b, _ := json.Marshal(text)
-	return &host.Reply{Result: []byte(`{"content":[{"type":"text","text":` + string(b) + `}]}`)}, nil
+	return &contract.Reply{Result: []byte(`{"content":[{"type":"text","text":` + string(b) + `}]}`)}, nil
 }
 
 const (
@@ -80,7 +80,7 @@ func mrtrServer(t *testing.T, opts Options) (*Server, *fakeGuest) {
 		Resources: []abi.Resource{{URI: "test://r", Name: "r"}},
 		Prompts:   []abi.Prompt{{Name: "ctx"}},
 	}}
-	g.run = func(c *guestRun) (*host.Reply, error) {
+	g.run = func(c *guestRun) (*contract.Reply, error) {
 		var p struct {
 			Name string `json:"name"`
 			URI  string `json:"uri"`
@@ -95,9 +95,9 @@ func mrtrServer(t *testing.T, opts Options) (*Server, *fakeGuest) {
 				return c.reply("")
 			}
 			if c.method == abi.MethodPromptsGet {
-				return &host.Reply{Result: []byte(`{"messages":[{"role":"user","content":{"type":"text","text":` + fmt.Sprintf("%q", res) + `}}]}`)}, nil
+				return &contract.Reply{Result: []byte(`{"messages":[{"role":"user","content":{"type":"text","text":` + fmt.Sprintf("%q", res) + `}}]}`)}, nil
 			}
-			return &host.Reply{Result: []byte(`{"contents":[{"uri":"test://r","text":"ok"}]}`)}, nil
+			return &contract.Reply{Result: []byte(`{"contents":[{"uri":"test://r","text":"ok"}]}`)}, nil
 		}
 		switch p.Name {
 		case "hello":
@@ -145,7 +145,7 @@ func mrtrServer(t *testing.T, opts Options) (*Server, *fakeGuest) {
 			_, _, err := c.ask("s", abi.MethodSample, sampleParam)
 			var ae *abi.Error
 			if errors.As(err, &ae) {
-				return &host.Reply{Error: ae}, nil
+				return &contract.Reply{Error: ae}, nil
 			}
 			return c.reply("sampled")
 		case "stateful":
@@ -156,7 +156,7 @@ func mrtrServer(t *testing.T, opts Options) (*Server, *fakeGuest) {
 			c.ask("more", abi.MethodElicit, elicitName)
 			return c.reply("no state")
 		case "plain":
-			return &host.Reply{Result: []byte(`{"content":[{"type":"text","text":"plain"}]}`)}, nil
+			return &contract.Reply{Result: []byte(`{"content":[{"type":"text","text":"plain"}]}`)}, nil
 		case "trigger":
 			c.peer.Notify(c.ctx, abi.MethodToolsListChanged, nil)
 			c.peer.Notify(c.ctx, abi.MethodResourceUpdated, []byte(`{"uri":"test://r"}`))
@@ -362,7 +362,7 @@ func TestMRTRCapabilities(t *testing.T) {
 	// Nothing declared: the guest returns the -32021 it got.
 	resp := modernCall(t, srv, Hint{}, "tools/call", `{}`, `"name":"needs_sampling","arguments":{}`)
 	e := resp["error"].(map[string]any)
-	if errCode(resp) != CodeMissingCapability || e["data"].(map[string]any)["requiredCapabilities"].(map[string]any)["sampling"] == nil {
+	if errCode(resp) != abi.CodeMissingCapability || e["data"].(map[string]any)["requiredCapabilities"].(map[string]any)["sampling"] == nil {
 		t.Fatalf("missing capability: %v", resp)
 	}
 	// URL mode needs elicitation.url.
@@ -427,7 +427,7 @@ func TestLegacyMissingCapability(t *testing.T) {
 	srv.Handle(context.Background(), sess, init, nil, Hint{})
 	msg, _, _ := Decode([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"needs_sampling","arguments":{}}}`))
 	resp := srv.Handle(context.Background(), sess, msg, nil, Hint{})
-	if resp.Code != CodeMissingCapability || !strings.Contains(string(resp.Body), `"requiredCapabilities":{"sampling":{}}`) {
+	if resp.Code != abi.CodeMissingCapability || !strings.Contains(string(resp.Body), `"requiredCapabilities":{"sampling":{}}`) {
 		t.Fatalf("legacy: %s", resp.Body)
 	}
 }

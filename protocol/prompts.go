@@ -20,7 +20,7 @@ func (r *request) getPrompt() Response {
 		return r.inputRequired(reply)
 	}
 	if reply.Error != nil {
-		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
+		return r.fail(reply.Error)
 	}
 	return r.ok(reply.Result, false)
 }

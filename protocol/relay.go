@@ -5,12 +5,12 @@ import (
 	"sync"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // outcome is how a guest call ended.
 type outcome struct {
-	reply *host.Reply
+	reply *contract.Reply
 	err   error
 }
 
@@ -26,7 +26,7 @@ type heldNote struct {
 	params []byte
 }
 
-// relay is the host.Peer of a guest call that may outlive its request.
+// relay is the contract.Peer of a guest call that may outlive its request.
 type relay struct {
 	r   *request // the request the guest serves (params, capabilities, inputs)
 	mod Module
@@ -43,7 +43,7 @@ func (rl *relay) run(ctx context.Context, params []byte) {
 	rl.finish(outcome{reply: reply, err: err})
 }
 
-// Notify implements host.Peer: list changes are broadcast at once; the rest
+// Notify implements contract.Peer: list changes are broadcast at once; the rest
 // goes to the owner, or is held during a hand-off.
 func (rl *relay) Notify(ctx context.Context, method string, params []byte) {
 	switch method {
@@ -60,9 +60,9 @@ func (rl *relay) Notify(ctx context.Context, method string, params []byte) {
 	rl.owner.notify(ctx, method, params)
 }
 
-// Request implements host.Peer. In the modern era a guest's request is
+// Request implements contract.Peer. In the modern era a guest's request is
 // answered from the answers the call has (the MRTR round's, or the task's)
-// or left to the client (host.ErrInputRequired), whoever owns the call; a
+// or left to the client (contract.ErrInputRequired), whoever owns the call; a
 // legacy task sends it to the client over the session.
 func (rl *relay) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
 	if rl.r.era == Modern {

@@ -42,7 +42,7 @@ func (r *request) readResource() Response {
 		if reply.Error.Code == CodeInvalidParams || reply.Error.Code == CodeResourceNotFound {
 			return r.fail(r.notFound(uri))
 		}
-		return r.fail(&Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data})
+		return r.fail(reply.Error)
 	}
 	return r.done(reply.Result, true)
 }

@@ -178,7 +178,9 @@ type metaParams struct {
 	ClientCapabilities rawValue `json:"io.modelcontextprotocol/clientCapabilities"`
 	ClientInfo         rawValue `json:"io.modelcontextprotocol/clientInfo"`
 	LogLevel           rawValue `json:"io.modelcontextprotocol/logLevel"`
-	GuestState         rawValue `json:"wasmcp/state"`
+	// GuestState is the reserved key abi.MethodState (a struct tag cannot
+	// name a constant; TestGuestStateTag checks the two agree).
+	GuestState rawValue `json:"wasmcp/state"`
 }
 
 // request is the context of one request being served.

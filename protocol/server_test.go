@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/schema"
 )
@@ -17,15 +18,15 @@ import (
 type fakeModule struct {
 	name string
 	desc *abi.Description
-	call func(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error)
+	call func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error)
 }
 
 func (f *fakeModule) Name() string                  { return f.name }
 func (f *fakeModule) Description() *abi.Description { return f.desc }
-func (f *fakeModule) Schemas(tool string) (host.ToolSchemas, bool) {
+func (f *fakeModule) Schemas(tool string) (contract.ToolSchemas, bool) {
 	for _, t := range f.desc.Tools {
 		if t.Name == tool {
-			var s host.ToolSchemas
+			var s contract.ToolSchemas
 			in := t.InputSchema
 			if len(in) == 0 {
 				in = json.RawMessage(`{"type":"object"}`)
@@ -37,15 +38,15 @@ func (f *fakeModule) Schemas(tool string) (host.ToolSchemas, bool) {
 			return s, true
 		}
 	}
-	return host.ToolSchemas{}, false
+	return contract.ToolSchemas{}, false
 }
-func (f *fakeModule) Call(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+func (f *fakeModule) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 	return f.call(ctx, method, params, peer)
 }
 
-func textReply(s string) *host.Reply {
+func textReply(s string) *contract.Reply {
 	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}})
-	return &host.Reply{Result: b}
+	return &contract.Reply{Result: b}
 }
 
 // newTestServer serves one fake module with an echo tool, a typed tool with
@@ -65,7 +66,7 @@ func newTestServer(t *testing.T, extraTools int) *Server {
 	for i := 0; i < extraTools; i++ {
 		desc.Tools = append(desc.Tools, abi.Tool{Name: fmt.Sprintf("tool%03d", i), InputSchema: json.RawMessage(`{"type":"object"}`)})
 	}
-	mod := &fakeModule{name: "fake", desc: desc, call: func(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+	mod := &fakeModule{name: "fake", desc: desc, call: func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 		var p struct {
 			Name      string          `json:"name"`
 			URI       string          `json:"uri"`
@@ -75,9 +76,9 @@ func newTestServer(t *testing.T, extraTools int) *Server {
 		switch {
 		case method == "tools/call" && p.Name == "typed":
 			if strings.Contains(string(p.Arguments), "bad") {
-				return &host.Reply{Result: []byte(`{"content":[],"structuredContent":{"n":"x"}}`)}, nil
+				return &contract.Reply{Result: []byte(`{"content":[],"structuredContent":{"n":"x"}}`)}, nil
 			}
-			return &host.Reply{Result: []byte(`{"content":[],"structuredContent":{"n":1}}`)}, nil
+			return &contract.Reply{Result: []byte(`{"content":[],"structuredContent":{"n":1}}`)}, nil
 		case method == "tools/call":
 			if peer != nil {
 				peer.Notify(ctx, "notifications/progress", []byte(`{"progressToken":"guest-made-up","progress":1,"total":2}`))
@@ -86,13 +87,13 @@ func newTestServer(t *testing.T, extraTools int) *Server {
 			}
 			return textReply("echo " + string(p.Arguments)), nil
 		case method == "resources/read" && p.URI == "fake://t/404":
-			return &host.Reply{Error: &abi.Error{Code: -32602, Message: "nope"}}, nil
+			return &contract.Reply{Error: &abi.Error{Code: -32602, Message: "nope"}}, nil
 		case method == "resources/read":
-			return &host.Reply{Result: []byte(`{"contents":[{"uri":"` + p.URI + `","text":"hi"}]}`)}, nil
+			return &contract.Reply{Result: []byte(`{"contents":[{"uri":"` + p.URI + `","text":"hi"}]}`)}, nil
 		case method == "prompts/get":
-			return &host.Reply{Result: []byte(`{"messages":[]}`)}, nil
+			return &contract.Reply{Result: []byte(`{"messages":[]}`)}, nil
 		case method == "completion/complete":
-			return &host.Reply{Result: []byte(`{"completion":{"values":["a"]}}`)}, nil
+			return &contract.Reply{Result: []byte(`{"completion":{"values":["a"]}}`)}, nil
 		}
 		return nil, fmt.Errorf("unexpected %s", method)
 	}}
@@ -349,7 +350,7 @@ func TestDecorateKeepsGuestMembers(t *testing.T) {
 func TestCancelledNotificationEndsCall(t *testing.T) {
 	started := make(chan struct{})
 	mod := &fakeModule{name: "slow", desc: &abi.Description{ABIVersion: 1, Tools: []abi.Tool{{Name: "wait"}}},
-		call: func(ctx context.Context, _ string, _ []byte, _ host.Peer) (*host.Reply, error) {
+		call: func(ctx context.Context, _ string, _ []byte, _ contract.Peer) (*contract.Reply, error) {
 			close(started)
 			<-ctx.Done()
 			return nil, &host.GuestError{Module: "slow", Kind: host.KindCanceled, Msg: "call canceled", Err: context.Cause(ctx)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bytedance/sonic"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
@@ -146,7 +147,7 @@ func (s *Server) resume(t *tasks.Task) {
 	m := s.tasks
 	ctx := context.Background()
 	fail := func(msg string) {
-		_, _ = m.Finish(ctx, t.ID, tasks.Failed, msg, nil, &tasks.Error{Code: CodeInternalError, Message: msg})
+		_, _ = m.Finish(ctx, t.ID, tasks.Failed, msg, nil, errorf(CodeInternalError, msg))
 	}
 	cat := s.cat.Load()
 	e, ok := cat.toolIdx[t.Tool]
@@ -172,7 +173,7 @@ func (s *Server) resume(t *tasks.Task) {
 		r.inputs.answers = map[string]json.RawMessage{}
 	}
 	if len(t.GuestState) > 0 {
-		p, err := withMeta(t.Params, MetaGuestState, t.GuestState)
+		p, err := withMeta(t.Params, abi.MethodState, t.GuestState)
 		if err != nil {
 			fail("Cannot hand the guest its state: " + err.Error())
 			return

@@ -90,7 +90,7 @@ func appendDetails(b []byte, t *tasks.Task) []byte {
 	return b
 }
 
-func appendTaskError(b []byte, e *tasks.Error) []byte {
+func appendTaskError(b []byte, e *Error) []byte {
 	return appendErrorObject(b, e.Code, e.Message, e.Data)
 }
 
@@ -221,9 +221,9 @@ func (r *request) tasksResult() Response {
 	case tasks.Failed:
 		te := t.Error
 		if te == nil {
-			te = &tasks.Error{Code: CodeInternalError, Message: t.StatusMessage}
+			te = errorf(CodeInternalError, t.StatusMessage)
 		}
-		return r.fail(&Error{Code: te.Code, Message: te.Message, Data: te.Data})
+		return r.fail(te)
 	default:
 		data := append(append([]byte(`{"_meta":{"`+MetaRelatedTask+`":`), related...), `}}`...)
 		return r.fail(&Error{Code: CodeInvalidParams, Message: "Task " + t.ID + " was cancelled", Data: data})

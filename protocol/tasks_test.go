@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/tasks"
 )
@@ -22,7 +23,7 @@ type taskFixture struct {
 	srv     *Server
 	release chan struct{} // lets "block" answer
 	calls   atomic.Int32  // calls of "slowask"
-	hook    func(peer host.Peer)
+	hook    func(peer contract.Peer)
 }
 
 const taskExt = `{"extensions":{"io.modelcontextprotocol/tasks":{}},"elicitation":{}}`
@@ -44,7 +45,7 @@ func newTaskFixture(t testing.TB, opts Options) *taskFixture {
 		tool("rpcerr", abi.TaskOptional), tool("forever", abi.TaskOptional),
 	}}
 	mod := &fakeModule{name: "tasks", desc: desc}
-	mod.call = func(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+	mod.call = func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 		var p struct {
 			Name string `json:"name"`
 		}
@@ -66,14 +67,14 @@ func newTaskFixture(t testing.TB, opts Options) *taskFixture {
 			return nil, &host.GuestError{Module: "tasks", Kind: host.KindCanceled, Msg: "call canceled", Err: context.Cause(ctx)}
 		case "rpcerr":
 			<-f.release
-			return &host.Reply{Error: &abi.Error{Code: -32603, Message: "crashed"}}, nil
+			return &contract.Reply{Error: &abi.Error{Code: -32603, Message: "crashed"}}, nil
 		case "ask", "slowask":
 			if p.Name == "slowask" && f.calls.Add(1) == 1 {
 				<-f.release
 			}
-			res, err := peer.Request(host.WithInputKey(ctx, "confirm"), abi.MethodElicit, []byte(`{"message":"Sure?","requestedSchema":{"type":"object"}}`))
-			if errors.Is(err, host.ErrInputRequired) {
-				return &host.Reply{InputRequests: []host.InputRequest{{Key: "confirm", Method: abi.MethodElicit, Params: []byte(`{"message":"Sure?"}`)}}}, nil
+			res, err := peer.Request(contract.WithInputKey(ctx, "confirm"), abi.MethodElicit, []byte(`{"message":"Sure?","requestedSchema":{"type":"object"}}`))
+			if errors.Is(err, contract.ErrInputRequired) {
+				return &contract.Reply{InputRequests: []contract.InputRequest{{Key: "confirm", Method: abi.MethodElicit, Params: []byte(`{"message":"Sure?"}`)}}}, nil
 			}
 			if err != nil {
 				return nil, err
@@ -276,7 +277,7 @@ func TestGuestDiesDuringHandOff(t *testing.T) {
 	defer m.Close(context.Background(), time.Second)
 	f := newTaskFixture(t, Options{Tasks: m})
 	died := make(chan struct{})
-	f.hook = func(peer host.Peer) {
+	f.hook = func(peer contract.Peer) {
 		<-hs.entered
 		peer.Notify(context.Background(), abi.MethodProgress, []byte(`{"progress":2}`))
 		close(died)
@@ -290,7 +291,7 @@ func TestGuestDiesDuringHandOff(t *testing.T) {
 	rec := &recorder{}
 	mod := f.srv.Catalog().toolIdx["block"].mod.(*fakeModule)
 	inner := mod.call
-	mod.call = func(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+	mod.call = func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 		peer.Notify(ctx, abi.MethodProgress, []byte(`{"progress":1}`))
 		f.hook(peer)
 		return nil, &host.GuestError{Module: "tasks", Kind: host.KindTrap, Msg: "trapped: unreachable"}
@@ -354,12 +355,12 @@ func TestModernTaskMethods(t *testing.T) {
 		r    Response
 		code int
 	}{
-		{get("alice", `{}`), CodeMissingCapability},
+		{get("alice", `{}`), abi.CodeMissingCapability},
 		{get("bob", taskExt), CodeInvalidParams},
 		{modernTask(t, f, "alice", "tasks/get", taskExt, `"taskId":"task-nope"`), CodeInvalidParams},
 		{modernTask(t, f, "alice", "tasks/result", taskExt, `"taskId":"`+id+`"`), CodeMethodNotFound},
 		{modernTask(t, f, "alice", "tasks/list", taskExt, ``), CodeMethodNotFound},
-		{modernTask(t, f, "alice", "tasks/cancel", `{}`, `"taskId":"`+id+`"`), CodeMissingCapability},
+		{modernTask(t, f, "alice", "tasks/cancel", `{}`, `"taskId":"`+id+`"`), abi.CodeMissingCapability},
 	} {
 		if c.r.Code != c.code {
 			t.Errorf("got %s, want code %d", c.r.Body, c.code)

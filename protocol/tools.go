@@ -4,7 +4,7 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 func (r *request) callTool() Response {
@@ -39,7 +39,7 @@ func (r *request) callTool() Response {
 }
 
 // toolAnswer answers a tools/call from its guest's outcome in place.
-func (r *request) toolAnswer(e *toolEntry, reply *host.Reply, err error) Response {
+func (r *request) toolAnswer(e *toolEntry, reply *contract.Reply, err error) Response {
 	if err != nil && canceled(err) {
 		return Response{Era: r.era}
 	}
@@ -57,13 +57,13 @@ func (r *request) toolAnswer(e *toolEntry, reply *host.Reply, err error) Respons
 // its guest's outcome (not waiting for input): a guest that failed (trap,
 // limit, broken ABI) is a tool error, as is a structuredContent that does
 // not match the output schema; a JSON-RPC error of the guest is passed on.
-func (s *Server) toolOutcome(e *toolEntry, reply *host.Reply, err error) ([]byte, *Error) {
+func (s *Server) toolOutcome(e *toolEntry, reply *contract.Reply, err error) ([]byte, *Error) {
 	if err != nil {
 		s.log.Warn("tool call failed", "tool", e.tool.Name, "err", err)
 		return toolError(err.Error()), nil
 	}
 	if reply.Error != nil {
-		return nil, &Error{Code: reply.Error.Code, Message: reply.Error.Message, Data: reply.Error.Data}
+		return nil, reply.Error
 	}
 	if e.schemas.Output != nil {
 		if msg := checkStructured(reply.Result, e); msg != "" {

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 )
@@ -453,7 +454,7 @@ type module struct {
 // the module's last call ended and it was closed, runs on the module that
 // replaced it, as every call after the swap does; if the module was
 // removed, the call fails.
-func (m *module) Call(ctx context.Context, method string, params []byte, peer host.Peer) (*host.Reply, error) {
+func (m *module) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 	cur := m
 	for range 8 {
 		if cur.acquire() {

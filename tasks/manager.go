@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
 )
 
 // Defaults of the Manager's options.
@@ -341,7 +343,7 @@ func (m *Manager) Move(t *Task, to Status, message string) error {
 
 // Finish moves a task to a terminal status with its result or error, unless
 // it already ended (then it returns ErrTerminal and changes nothing).
-func (m *Manager) Finish(ctx context.Context, id string, to Status, message string, result []byte, rpcErr *Error) (*Task, error) {
+func (m *Manager) Finish(ctx context.Context, id string, to Status, message string, result []byte, rpcErr *abi.Error) (*Task, error) {
 	return m.Update(ctx, id, func(t *Task) error {
 		if err := m.Move(t, to, message); err != nil {
 			return err
@@ -537,7 +539,7 @@ func (m *Manager) Recover(ctx context.Context) error {
 			if err := m.Move(t, Failed, MsgInterrupted); err != nil {
 				return err
 			}
-			t.Error = &Error{Code: -32603, Message: MsgInterrupted}
+			t.Error = &abi.Error{Code: -32603, Message: MsgInterrupted}
 			return nil
 		})
 		if err != nil && !errors.Is(err, ErrTerminal) {
@@ -663,7 +665,7 @@ func (m *Manager) Close(ctx context.Context, wait time.Duration) error {
 				if err := m.Move(t, Failed, MsgShutdown); err != nil {
 					return err
 				}
-				t.Error = &Error{Code: -32603, Message: MsgShutdown}
+				t.Error = &abi.Error{Code: -32603, Message: MsgShutdown}
 				return nil
 			})
 		}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
 )
 
 // Status is the state of a task.
@@ -60,13 +62,6 @@ const (
 	Modern Era = "modern"
 )
 
-// Error is the JSON-RPC error a failed task ended with.
-type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
 // InputRequest is a request to the client a modern task waits for: its key
 // (the guest's request id), its method and its raw params.
 type InputRequest struct {
@@ -106,13 +101,13 @@ type Task struct {
 	// Result is the underlying CallToolResult of a completed task.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the JSON-RPC error of a failed task.
-	Error *Error `json:"error,omitempty"`
+	Error *abi.Error `json:"error,omitempty"`
 	// Inputs are the requests a modern input_required task waits for.
 	Inputs []InputRequest `json:"inputs,omitempty"`
 	// Answers are the input responses a modern task received so far, by
 	// key; a re-run of the guest is answered from them.
 	Answers map[string]json.RawMessage `json:"answers,omitempty"`
-	// GuestState is the guest's own state for its next run (wasmcp/state).
+	// GuestState is the guest's own state for its next run (abi.MethodState).
 	GuestState json.RawMessage `json:"guestState,omitempty"`
 	// Params are the params of the tools/call that created the task, and
 	// Caps the client capabilities it declared: what a re-run needs.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
 )
 
 func TestTransitions(t *testing.T) {
@@ -250,7 +252,7 @@ func TestManagerWait(t *testing.T) {
 		t.Fatal("Wait returned before the task ended")
 	case <-time.After(20 * time.Millisecond):
 	}
-	_, _ = m.Finish(ctx, tk.ID, Failed, "no", nil, &Error{Code: -32603, Message: "no"})
+	_, _ = m.Finish(ctx, tk.ID, Failed, "no", nil, &abi.Error{Code: -32603, Message: "no"})
 	if got := <-done; got.Status != Failed || got.Error.Message != "no" {
 		t.Fatalf("waited: %+v", got)
 	}

@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -94,4 +94,4 @@ func (p cliPeer) Request(_ context.Context, method string, _ []byte) ([]byte, er
 	return nil, &abi.Error{Code: -32601, Message: "wasmcp call has no client to answer " + method}
 }
 
-var _ host.Peer = cliPeer{}
+var _ contract.Peer = cliPeer{}

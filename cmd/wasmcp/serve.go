@@ -27,9 +27,9 @@ type engineFlags struct {
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "compilation cache directory (default "+host.DefaultCacheDir()+`; "-" for none)`)
-	fs.Uint64Var(&f.memory, "memory", host.DefaultLimits.MemoryBytes>>20, "default linear memory cap per instance, MiB")
-	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits.Timeout, "default wall-clock deadline per call")
-	fs.Int64Var(&f.output, "max-output", host.DefaultLimits.OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
+	fs.Uint64Var(&f.memory, "memory", host.DefaultLimits().MemoryBytes>>20, "default linear memory cap per instance, MiB")
+	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits().Timeout, "default wall-clock deadline per call")
+	fs.Int64Var(&f.output, "max-output", host.DefaultLimits().OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
@@ -309,7 +310,7 @@ func modernStatus(code int) int {
 	switch code {
 	case protocol.CodeMethodNotFound:
 		return http.StatusNotFound
-	case protocol.CodeInvalidParams, protocol.CodeHeaderMismatch, protocol.CodeMissingCapability,
+	case protocol.CodeInvalidParams, protocol.CodeHeaderMismatch, abi.CodeMissingCapability,
 		protocol.CodeUnsupportedVersion, protocol.CodeInvalidRequest, protocol.CodeParseError:
 		return http.StatusBadRequest
 	}

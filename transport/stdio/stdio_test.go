@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 )
@@ -20,8 +21,10 @@ func (m *blockingModule) Name() string { return "m" }
 func (m *blockingModule) Description() *abi.Description {
 	return &abi.Description{ABIVersion: 1, Tools: []abi.Tool{{Name: "quick"}, {Name: "slow"}}}
 }
-func (m *blockingModule) Schemas(string) (host.ToolSchemas, bool) { return host.ToolSchemas{}, true }
-func (m *blockingModule) Call(ctx context.Context, _ string, params []byte, _ host.Peer) (*host.Reply, error) {
+func (m *blockingModule) Schemas(string) (contract.ToolSchemas, bool) {
+	return contract.ToolSchemas{}, true
+}
+func (m *blockingModule) Call(ctx context.Context, _ string, params []byte, _ contract.Peer) (*contract.Reply, error) {
 	if strings.Contains(string(params), `"slow"`) {
 		m.entered <- struct{}{}
 		select {
@@ -30,7 +33,7 @@ func (m *blockingModule) Call(ctx context.Context, _ string, params []byte, _ ho
 			return nil, &host.GuestError{Module: "m", Kind: host.KindCanceled, Msg: "canceled", Err: context.Cause(ctx)}
 		}
 	}
-	return &host.Reply{Result: []byte(`{"content":[{"type":"text","text":"ok"}]}`)}, nil
+	return &contract.Reply{Result: []byte(`{"content":[{"type":"text","text":"ok"}]}`)}, nil
 }
 
 type session struct {
