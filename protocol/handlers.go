@@ -85,7 +85,7 @@ func (r *request) initialize() Response {
 	}
 	version := *p.ProtocolVersion
 	if !IsLegacy(version) {
-		version = LegacyVersions[0]
+		version = LegacyVersions()[0]
 	}
 	caps, err := parseCaps(p.Capabilities)
 	if err != nil {

@@ -232,8 +232,8 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
 		}
 	}
-	modern := IsModern(hint.Version) || (r.p.Meta != nil && len(r.p.Meta.ProtocolVersion) > 0)
-	if msg.Method == "initialize" && !IsModern(hint.Version) {
+	modern := DeclaresModern(hint.Version) || (r.p.Meta != nil && len(r.p.Meta.ProtocolVersion) > 0)
+	if msg.Method == "initialize" && !DeclaresModern(hint.Version) {
 		modern = false
 	}
 	if modern {
@@ -334,7 +334,7 @@ func (r *request) info(version string) RequestInfo {
 }
 
 func supportedVersions() []string {
-	return append(append([]string(nil), ModernVersions...), LegacyVersions...)
+	return append(ModernVersions(), LegacyVersions()...)
 }
 
 func unsupportedVersion(requested string) *Error {

@@ -11,12 +11,16 @@ const (
 	V20260728 = "2026-07-28"
 )
 
-// LegacyVersions are the revisions with the initialize handshake, newest
-// first; the first is the counter-offer to an unknown version.
-var LegacyVersions = []string{V20251125, V20250618, V20250326, V20241105}
+// LegacyVersions returns the revisions with the initialize handshake,
+// newest first; the first is the counter-offer to an unknown version.
+func LegacyVersions() []string { return []string{V20251125, V20250618, V20250326, V20241105} }
 
-// ModernVersions are the stateless revisions.
-var ModernVersions = []string{V20260728}
+// ModernVersions returns the stateless revisions, newest first.
+func ModernVersions() []string { return []string{V20260728} }
+
+// LatestModern is the newest stateless revision, the one a transport
+// declares for a request it routes to the modern era.
+const LatestModern = V20260728
 
 // Era is the family of revisions a request belongs to.
 type Era uint8
@@ -28,10 +32,27 @@ const (
 )
 
 // IsLegacy reports whether v is a legacy revision this server speaks.
-func IsLegacy(v string) bool { return slices.Contains(LegacyVersions, v) }
+func IsLegacy(v string) bool {
+	switch v {
+	case V20251125, V20250618, V20250326, V20241105:
+		return true
+	}
+	return false
+}
 
 // IsModern reports whether v is a modern revision this server speaks.
-func IsModern(v string) bool { return slices.Contains(ModernVersions, v) }
+func IsModern(v string) bool { return v == V20260728 }
+
+// DeclaresModern is the era rule for the revision a transport declares for
+// a request (the MCP-Protocol-Version header; "" when none): any revision
+// that is not a legacy one, known or not, puts the request in the modern
+// era, where an unknown one is then refused with -32022. The rule's other
+// half is the request's own _meta protocolVersion (Server.Handle).
+func DeclaresModern(v string) bool { return v != "" && !IsLegacy(v) }
+
+// BatchAllowed reports whether revision v accepts JSON-RPC batches: only
+// 2024-11-05 and 2025-03-26 do.
+func BatchAllowed(v string) bool { return v == V20241105 || v == V20250326 }
 
 // atLeast reports whether revision v is a or later. Revisions are compared
 // by position, never as strings; an unknown v satisfies nothing.

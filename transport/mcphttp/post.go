@@ -106,10 +106,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // MCP-Protocol-Version header names something other than a legacy revision,
 // or when params carry _meta.
 func modernRoute(hv string, msg *protocol.Message) bool {
-	if hv != "" && !protocol.IsLegacy(hv) {
-		return true
-	}
-	return hasMeta(msg.Params)
+	return protocol.DeclaresModern(hv) || hasMeta(msg.Params)
 }
 
 // hasMeta reports whether a params object has the member at path (by
@@ -130,7 +127,7 @@ func hasMeta(params []byte, path ...any) bool {
 // validates _meta, then the headers (CheckHeaders compares the real
 // MCP-Protocol-Version header with the body), then the revision.
 func (h *Handler) modernHint(r *http.Request, s *respStream) protocol.Hint {
-	return protocol.Hint{Version: protocol.ModernVersions[0], CheckHeaders: s.check, Principal: h.principal(r)}
+	return protocol.Hint{Version: protocol.LatestModern, CheckHeaders: s.check, Principal: h.principal(r)}
 }
 
 // modern serves a 2026-07-28 request: stateless, answered on this POST.
@@ -166,7 +163,7 @@ func (h *Handler) simple(w http.ResponseWriter, r *http.Request, msg *protocol.M
 	var hint protocol.Hint
 	// Without sessions a legacy client's _meta (say, a progressToken) must
 	// not make its request modern: here only the revision decides.
-	modern := (hv != "" && !protocol.IsLegacy(hv)) || hasMeta(msg.Params, "_meta", protocol.MetaProtocolVersion)
+	modern := protocol.DeclaresModern(hv) || hasMeta(msg.Params, "_meta", protocol.MetaProtocolVersion)
 	s := h.newStream(w, r, nil)
 	defer s.release()
 	s.json, s.sse = true, false
@@ -190,9 +187,9 @@ func (h *Handler) simple(w http.ResponseWriter, r *http.Request, msg *protocol.M
 // legacy serves a request of the 2024-11-05 … 2025-11-25 revisions on
 // Streamable HTTP.
 func (h *Handler) legacy(w http.ResponseWriter, r *http.Request, msg *protocol.Message, sid, hv string) {
-	if hv != "" && !protocol.IsLegacy(hv) {
+	if protocol.DeclaresModern(hv) {
 		writeError(w, http.StatusBadRequest, msg.ID, protocol.CodeInvalidRequest,
-			"Bad MCP-Protocol-Version: "+clip(hv)+"; a session speaks "+strings.Join(protocol.LegacyVersions, ", "))
+			"Bad MCP-Protocol-Version: "+clip(hv)+"; a session speaks "+strings.Join(protocol.LegacyVersions(), ", "))
 		return
 	}
 	principal := h.principal(r)
@@ -271,7 +268,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		version = sess.ps.Version()
 	}
-	if version != protocol.V20241105 && version != protocol.V20250326 {
+	if !protocol.BatchAllowed(version) {
 		writeError(w, http.StatusBadRequest, nil, protocol.CodeInvalidRequest,
 			"Invalid request: batches are only accepted on sessions that negotiated 2024-11-05 or 2025-03-26")
 		return

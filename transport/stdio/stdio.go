@@ -206,7 +206,7 @@ func (c *conn) queue(j job, id []byte) {
 // serveBatch answers a JSON-RPC batch, which only 2025-03-26 and earlier
 // allow.
 func (c *conn) serveBatch(ctx context.Context, line []byte) {
-	if v := c.sess.Version(); v != protocol.V20250326 && v != protocol.V20241105 {
+	if v := c.sess.Version(); !protocol.BatchAllowed(v) {
 		c.write(protocol.ErrorResponse(nil, &protocol.Error{Code: protocol.CodeInvalidRequest,
 			Message: "Invalid request: batches are not supported by protocol revision " + v}))
 		return
