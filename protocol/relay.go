@@ -37,6 +37,17 @@ type relay struct {
 	heldOut *outcome
 }
 
+// launch starts the guest of a tools/call that may become (or is) a task
+// on its own goroutine, with a relay as its peer: r is the detached request
+// the guest serves, owner the first owner of its messages and outcome. It
+// is the one way the inline window, a legacy task and a resumed modern task
+// start a guest.
+func launch(ctx context.Context, r *request, e *toolEntry, owner sink) *relay {
+	rl := &relay{r: r, mod: e.mod, owner: owner}
+	go rl.run(ctx, r.callParams())
+	return rl
+}
+
 // run calls the guest and hands its outcome to the owner.
 func (rl *relay) run(ctx context.Context, params []byte) {
 	reply, err := rl.mod.Call(ctx, abi.MethodToolsCall, params, rl)

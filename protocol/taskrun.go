@@ -48,8 +48,7 @@ func (r *request) runEscalating(e *toolEntry) Response {
 	}
 	in := &inlineSink{r: r, mod: e.mod, done: make(chan outcome, 1)}
 	d := r.detached(nil)
-	rl := &relay{r: d, mod: e.mod, owner: in}
-	go rl.run(gctx, d.callParams())
+	rl := launch(gctx, d, e, in)
 
 	inline := func(o outcome) Response {
 		untrack()
@@ -136,8 +135,7 @@ func (r *request) runAsTask(e *toolEntry, pre []byte) Response {
 	}
 	d := r.detached(sessionStream{srv: r.srv, sess: r.sess})
 	col := r.srv.newCollector(t, e, d)
-	rl := &relay{r: d, mod: e.mod, owner: col}
-	go rl.run(gctx, d.callParams())
+	launch(gctx, d, e, col)
 	return r.ok(r.srv.encodeCreated(t, Legacy), false)
 }
 
@@ -186,8 +184,7 @@ func (s *Server) resume(t *tasks.Task) {
 		return
 	}
 	col := s.newCollector(t, e, r)
-	rl := &relay{r: r, mod: e.mod, owner: col}
-	go rl.run(gctx, r.callParams())
+	launch(gctx, r, e, col)
 }
 
 // detached is a copy of the request for work that outlives it: a context
