@@ -18,6 +18,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // maxOutstanding caps the requests a guest may have open at once.
@@ -45,7 +46,7 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 	defer stop()
 	c.ctx = tctx
 
-	c.stdin = newInbox(tctx, requestLine(id, method, params))
+	c.stdin = newInbox(tctx, requestLine(c.idText, method, params))
 	c.stdin.onStall = c.stall
 	c.stdout.c, c.stderr.c = c, c
 	c.stderr.discard = m.policy.DiscardStderr
@@ -252,12 +253,12 @@ func (c *call) handleLine(line []byte) error {
 		return nil
 	}
 	var msg struct {
-		JSONRPC string     `json:"jsonrpc"`
-		ID      rawValue   `json:"id"`
-		Method  string     `json:"method"`
-		Params  rawValue   `json:"params"`
-		Result  rawValue   `json:"result"`
-		Error   *abi.Error `json:"error"`
+		JSONRPC string      `json:"jsonrpc"`
+		ID      jsonrpc.Raw `json:"id"`
+		Method  string      `json:"method"`
+		Params  jsonrpc.Raw `json:"params"`
+		Result  jsonrpc.Raw `json:"result"`
+		Error   *abi.Error  `json:"error"`
 	}
 	if err := sonic.Unmarshal(line, &msg); err != nil {
 		return c.protocolError("wrote a line that is not a JSON-RPC message: %q", shorten(string(line)))
@@ -366,15 +367,6 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 	return nil
 }
 
-// rawValue captures a JSON value without decoding it.
-type rawValue []byte
-
-// UnmarshalJSON keeps the raw bytes, which alias the decoded line.
-func (r *rawValue) UnmarshalJSON(b []byte) error {
-	*r = b
-	return nil
-}
-
 func shorten(s string) string {
 	if len(s) > 200 {
 		return s[:200] + "…"
@@ -382,51 +374,21 @@ func shorten(s string) string {
 	return s
 }
 
-func requestLine(id int64, method string, params []byte) []byte {
-	b := make([]byte, 0, 64+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"method":`...)
-	b = strconv.AppendQuote(b, method)
-	if len(params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, "}\n"...)
+// requestLine is the call's request to the guest, one line.
+func requestLine(id []byte, method string, params []byte) []byte {
+	b := jsonrpc.AppendRequest(make([]byte, 0, 64+len(method)+len(params)), id, method, params)
+	return append(b, '\n')
 }
 
+// resultLine answers a guest's request with a result, one line.
 func resultLine(id, result []byte) []byte {
-	b := make([]byte, 0, 40+len(id)+len(result))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, "}\n"...)
+	return append(jsonrpc.AppendResponse(make([]byte, 0, 41+len(id)+len(result)), id, result), '\n')
 }
 
+// errorLine answers a guest's request with an error, one line.
 func errorLine(id []byte, code int, msg string, data []byte) []byte {
-	b := make([]byte, 0, 80+len(id)+len(msg)+len(data))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, `,"message":`...)
-	b = appendJSONString(b, msg)
-	if len(data) > 0 {
-		b = append(b, `,"data":`...)
-		b = append(b, data...)
-	}
-	return append(b, "}}\n"...)
-}
-
-// appendJSONString appends s as a JSON string (strconv.Quote's escapes,
-// such as \x00, are not all JSON).
-func appendJSONString(b []byte, s string) []byte {
-	enc, err := sonic.Marshal(s)
-	if err != nil {
-		return strconv.AppendQuote(b, s)
-	}
-	return append(b, enc...)
+	b := jsonrpc.AppendError(make([]byte, 0, 81+len(id)+len(msg)+len(data)), id, code, msg, data)
+	return append(b, '\n')
 }
 
 var _ io.Reader = (*inbox)(nil)

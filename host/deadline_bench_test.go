@@ -69,7 +69,7 @@ func BenchmarkDeadlineChecks(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				req := requestLine(1, "tools/call", []byte(`{"name":"`+c.tool+`","arguments":`+c.args+`}`))
+				req := requestLine([]byte("1"), "tools/call", []byte(`{"name":"`+c.tool+`","arguments":`+c.args+`}`))
 				b.Run(c.name, func(b *testing.B) {
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()

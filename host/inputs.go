@@ -6,6 +6,8 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/contract"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // inputRequest is a guest request left to the client's retry, with its
@@ -81,7 +83,7 @@ func (c *call) deferInput(order int, key, method string, params []byte) bool {
 // setState records the guest's abi.MethodState notification.
 func (c *call) setState(params []byte) {
 	var p struct {
-		State rawValue `json:"state"`
+		State jsonrpc.Raw `json:"state"`
 	}
 	if err := sonic.Unmarshal(params, &p); err != nil || len(p.State) == 0 {
 		c.log.Debug("guest state notification without state; ignored", "module", c.m.name, "call", c.id)

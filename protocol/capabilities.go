@@ -4,6 +4,8 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // ClientCaps is what a client declared it can do.
@@ -23,14 +25,14 @@ func parseCaps(raw []byte) (ClientCaps, error) {
 		return c, nil
 	}
 	var v struct {
-		Sampling    *rawValue `json:"sampling"`
+		Sampling    *jsonrpc.Raw `json:"sampling"`
 		Elicitation *struct {
-			Form *rawValue `json:"form"`
-			URL  *rawValue `json:"url"`
+			Form *jsonrpc.Raw `json:"form"`
+			URL  *jsonrpc.Raw `json:"url"`
 		} `json:"elicitation"`
-		Roots      *rawValue           `json:"roots"`
-		Tasks      *rawValue           `json:"tasks"`
-		Extensions map[string]rawValue `json:"extensions"`
+		Roots      *jsonrpc.Raw           `json:"roots"`
+		Tasks      *jsonrpc.Raw           `json:"tasks"`
+		Extensions map[string]jsonrpc.Raw `json:"extensions"`
 	}
 	if err := sonic.Unmarshal(raw, &v); err != nil {
 		return c, err
@@ -57,8 +59,8 @@ func (r *request) requiredCapability(method string, params []byte) *abi.Error {
 		_ = sonic.Unmarshal(params, &p)
 		var c struct {
 			Elicitation *struct {
-				Form *rawValue `json:"form"`
-				URL  *rawValue `json:"url"`
+				Form *jsonrpc.Raw `json:"form"`
+				URL  *jsonrpc.Raw `json:"url"`
 			} `json:"elicitation"`
 		}
 		_ = sonic.Unmarshal(r.caps.Raw, &c)
@@ -75,14 +77,14 @@ func (r *request) requiredCapability(method string, params []byte) *abi.Error {
 		}
 	case abi.MethodSample:
 		var p struct {
-			Tools          rawValue `json:"tools"`
-			IncludeContext string   `json:"includeContext"`
+			Tools          jsonrpc.Raw `json:"tools"`
+			IncludeContext string      `json:"includeContext"`
 		}
 		_ = sonic.Unmarshal(params, &p)
 		var c struct {
 			Sampling *struct {
-				Tools   *rawValue `json:"tools"`
-				Context *rawValue `json:"context"`
+				Tools   *jsonrpc.Raw `json:"tools"`
+				Context *jsonrpc.Raw `json:"context"`
 			} `json:"sampling"`
 		}
 		_ = sonic.Unmarshal(r.caps.Raw, &c)

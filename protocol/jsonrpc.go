@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // MaxDepth caps the nesting of objects and arrays in one message.
@@ -35,23 +37,16 @@ func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
 // IsResponse reports whether the message is a response (an id, no method).
 func (m *Message) IsResponse() bool { return m.Method == "" && m.ID != nil }
 
-type rawValue []byte
-
-func (r *rawValue) UnmarshalJSON(b []byte) error {
-	*r = b
-	return nil
-}
-
 type envelope struct {
-	JSONRPC *string   `json:"jsonrpc"`
-	ID      rawValue  `json:"id"`
-	Method  *rawValue `json:"method"`
-	Params  rawValue  `json:"params"`
-	Result  rawValue  `json:"result"`
+	JSONRPC *string      `json:"jsonrpc"`
+	ID      jsonrpc.Raw  `json:"id"`
+	Method  *jsonrpc.Raw `json:"method"`
+	Params  jsonrpc.Raw  `json:"params"`
+	Result  jsonrpc.Raw  `json:"result"`
 	Error   *struct {
-		Code    int      `json:"code"`
-		Message string   `json:"message"`
-		Data    rawValue `json:"data"`
+		Code    int         `json:"code"`
+		Message string      `json:"message"`
+		Data    jsonrpc.Raw `json:"data"`
 	} `json:"error"`
 }
 
@@ -188,7 +183,7 @@ func SplitBatch(b []byte) ([][]byte, *Error) {
 	if err := checkDepth(b); err != nil {
 		return nil, err
 	}
-	var elems []rawValue
+	var elems []jsonrpc.Raw
 	if err := strictJSON.Unmarshal(b, &elems); err != nil {
 		return nil, errorf(CodeInvalidRequest, "Invalid request: a batch must be a JSON array")
 	}
@@ -214,75 +209,23 @@ func firstLine(s string) string {
 
 // ResultResponse builds {"jsonrpc":"2.0","id":id,"result":result}.
 func ResultResponse(id, result []byte) []byte {
-	b := make([]byte, 0, 36+len(id)+len(result))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendID(b, id)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
+	return jsonrpc.AppendResponse(make([]byte, 0, 36+len(id)+len(result)), id, result)
 }
 
 // ErrorResponse builds a JSON-RPC error response; a nil id answers null.
 func ErrorResponse(id []byte, e *Error) []byte {
-	b := make([]byte, 0, 64+len(id)+len(e.Message)+len(e.Data))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendID(b, id)
-	b = append(b, `,"error":`...)
-	b = appendErrorObject(b, e.Code, e.Message, e.Data)
-	return append(b, '}')
-}
-
-// appendErrorObject appends a JSON-RPC error object.
-func appendErrorObject(b []byte, code int, msg string, data []byte) []byte {
-	b = append(b, `{"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
-	if len(data) > 0 {
-		b = append(b, `,"data":`...)
-		b = append(b, data...)
-	}
-	return append(b, '}')
+	return jsonrpc.AppendError(make([]byte, 0, 64+len(id)+len(e.Message)+len(e.Data)), id, e.Code, e.Message, e.Data)
 }
 
 // Notification builds a JSON-RPC notification.
 func Notification(method string, params []byte) []byte {
-	b := make([]byte, 0, 48+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = appendString(b, method)
-	if len(params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
+	return jsonrpc.AppendNotification(make([]byte, 0, 48+len(method)+len(params)), method, params)
 }
 
 // RequestMessage builds a JSON-RPC request.
 func RequestMessage(id []byte, method string, params []byte) []byte {
-	b := make([]byte, 0, 48+len(id)+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = appendString(b, method)
-	if len(params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
-}
-
-func appendID(b, id []byte) []byte {
-	if id == nil {
-		return append(b, "null"...)
-	}
-	return append(b, id...)
+	return jsonrpc.AppendRequest(make([]byte, 0, 48+len(id)+len(method)+len(params)), id, method, params)
 }
 
 // appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	enc, err := sonic.Marshal(s)
-	if err != nil {
-		return strconv.AppendQuote(b, s)
-	}
-	return append(b, enc...)
-}
+func appendString(b []byte, s string) []byte { return jsonrpc.AppendString(b, s) }

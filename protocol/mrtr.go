@@ -12,6 +12,8 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // Multi round-trip requests (2026-07-28). A guest's elicitation/create,
@@ -57,8 +59,8 @@ func validAnswer(method string, ans []byte) bool {
 	switch method {
 	case abi.MethodElicit:
 		var v struct {
-			Action  *string   `json:"action"`
-			Content *rawValue `json:"content"`
+			Action  *string      `json:"action"`
+			Content *jsonrpc.Raw `json:"content"`
 		}
 		if !isObject(ans) || sonic.Unmarshal(ans, &v) != nil || v.Action == nil {
 			return false
@@ -71,8 +73,8 @@ func validAnswer(method string, ans []byte) bool {
 		return v.Content == nil || isObject(*v.Content) || string(*v.Content) == "null"
 	case abi.MethodSample:
 		var v struct {
-			Role    *string  `json:"role"`
-			Content rawValue `json:"content"`
+			Role    *string     `json:"role"`
+			Content jsonrpc.Raw `json:"content"`
 		}
 		if !isObject(ans) || sonic.Unmarshal(ans, &v) != nil || v.Role == nil || len(v.Content) == 0 {
 			return false
@@ -80,7 +82,7 @@ func validAnswer(method string, ans []byte) bool {
 		return isObject(v.Content) || (len(v.Content) > 0 && v.Content[0] == '[')
 	case abi.MethodListRoots:
 		var v struct {
-			Roots rawValue `json:"roots"`
+			Roots jsonrpc.Raw `json:"roots"`
 		}
 		return isObject(ans) && sonic.Unmarshal(ans, &v) == nil && len(v.Roots) > 0 && v.Roots[0] == '['
 	}

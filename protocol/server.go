@@ -12,6 +12,8 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/tasks"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // Options configure a Server.
@@ -149,13 +151,13 @@ type params struct {
 	Meta            *metaParams `json:"_meta"`
 	Name            string      `json:"name"`
 	URI             string      `json:"uri"`
-	Arguments       rawValue    `json:"arguments"`
+	Arguments       jsonrpc.Raw `json:"arguments"`
 	Cursor          *string     `json:"cursor"`
 	Level           *string     `json:"level"`
 	ProtocolVersion *string     `json:"protocolVersion"`
-	Capabilities    rawValue    `json:"capabilities"`
-	ClientInfo      rawValue    `json:"clientInfo"`
-	RequestID       rawValue    `json:"requestId"`
+	Capabilities    jsonrpc.Raw `json:"capabilities"`
+	ClientInfo      jsonrpc.Raw `json:"clientInfo"`
+	RequestID       jsonrpc.Raw `json:"requestId"`
 	Ref             *struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
@@ -165,22 +167,22 @@ type params struct {
 		Name  string `json:"name"`
 		Value string `json:"value"`
 	} `json:"argument"`
-	Task           rawValue `json:"task"`
-	TaskID         string   `json:"taskId"`
-	Notifications  rawValue `json:"notifications"`
-	InputResponses rawValue `json:"inputResponses"`
-	RequestState   *string  `json:"requestState"`
+	Task           jsonrpc.Raw `json:"task"`
+	TaskID         string      `json:"taskId"`
+	Notifications  jsonrpc.Raw `json:"notifications"`
+	InputResponses jsonrpc.Raw `json:"inputResponses"`
+	RequestState   *string     `json:"requestState"`
 }
 
 type metaParams struct {
-	ProgressToken      rawValue `json:"progressToken"`
-	ProtocolVersion    rawValue `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities rawValue `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         rawValue `json:"io.modelcontextprotocol/clientInfo"`
-	LogLevel           rawValue `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      jsonrpc.Raw `json:"progressToken"`
+	ProtocolVersion    jsonrpc.Raw `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities jsonrpc.Raw `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         jsonrpc.Raw `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           jsonrpc.Raw `json:"io.modelcontextprotocol/logLevel"`
 	// GuestState is the reserved key abi.MethodState (a struct tag cannot
 	// name a constant; TestGuestStateTag checks the two agree).
-	GuestState rawValue `json:"wasmcp/state"`
+	GuestState jsonrpc.Raw `json:"wasmcp/state"`
 }
 
 // request is the context of one request being served.

@@ -12,6 +12,8 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/tasks"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // The task methods of both eras.
@@ -91,7 +93,7 @@ func appendDetails(b []byte, t *tasks.Task) []byte {
 }
 
 func appendTaskError(b []byte, e *Error) []byte {
-	return appendErrorObject(b, e.Code, e.Message, e.Data)
+	return jsonrpc.AppendErrorObject(b, e.Code, e.Message, e.Data)
 }
 
 // encodeCreated is the CreateTaskResult of an era: {"task": Task} in the

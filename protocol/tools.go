@@ -5,6 +5,8 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 func (r *request) callTool() Response {
@@ -85,8 +87,8 @@ func (r *request) callParams() []byte {
 // schema; it returns a message when the result does not conform.
 func checkStructured(result []byte, e *toolEntry) string {
 	var res struct {
-		IsError    bool     `json:"isError"`
-		Structured rawValue `json:"structuredContent"`
+		IsError    bool        `json:"isError"`
+		Structured jsonrpc.Raw `json:"structuredContent"`
 	}
 	if err := sonic.Unmarshal(result, &res); err != nil {
 		return "tool " + e.tool.Name + " returned a result that is not a JSON object"
