@@ -4,18 +4,25 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
-
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
-// ClientCaps is what a client declared it can do.
+// ClientCaps is what a client declared it can do, parsed once (at
+// initialize, or from a modern request's _meta) into the flags the server
+// acts on.
 type ClientCaps struct {
-	Raw         []byte
-	Sampling    bool
-	Elicitation bool
-	ElicitURL   bool
-	Roots       bool
-	Tasks       bool
+	// Raw is the capabilities object as the client sent it.
+	Raw []byte
+	// Sampling: sampling; SamplingTools, SamplingContext: its tools and
+	// context members.
+	Sampling, SamplingTools, SamplingContext bool
+	// Elicitation: elicitation; ElicitForm, ElicitURL: its form and url
+	// members.
+	Elicitation, ElicitForm, ElicitURL bool
+	// Roots: roots.
+	Roots bool
+	// Tasks: tasks, or the tasks extension.
+	Tasks bool
 }
 
 // parseCaps reads the capability flags the server acts on.
@@ -38,7 +45,16 @@ func parseCaps(raw []byte) (ClientCaps, error) {
 		return c, err
 	}
 	c.Sampling = v.Sampling != nil
+	if v.Sampling != nil && isObject(*v.Sampling) {
+		var sv struct {
+			Tools   *jsonrpc.Raw `json:"tools"`
+			Context *jsonrpc.Raw `json:"context"`
+		}
+		_ = sonic.Unmarshal(*v.Sampling, &sv)
+		c.SamplingTools, c.SamplingContext = sv.Tools != nil, sv.Context != nil
+	}
 	c.Elicitation = v.Elicitation != nil
+	c.ElicitForm = v.Elicitation != nil && v.Elicitation.Form != nil
 	c.ElicitURL = v.Elicitation != nil && v.Elicitation.URL != nil
 	c.Roots = v.Roots != nil
 	_, ext := v.Extensions[ExtTasks]
@@ -57,22 +73,15 @@ func (r *request) requiredCapability(method string, params []byte) *abi.Error {
 			Mode string `json:"mode"`
 		}
 		_ = sonic.Unmarshal(params, &p)
-		var c struct {
-			Elicitation *struct {
-				Form *jsonrpc.Raw `json:"form"`
-				URL  *jsonrpc.Raw `json:"url"`
-			} `json:"elicitation"`
-		}
-		_ = sonic.Unmarshal(r.caps.Raw, &c)
-		e := c.Elicitation
+		c := &r.caps
 		switch {
 		case p.Mode == "url":
-			if e == nil || e.URL == nil {
+			if !c.ElicitURL {
 				need, what = `{"elicitation":{"url":{}}}`, "URL-mode elicitation"
 			}
-		case e == nil:
+		case !c.Elicitation:
 			need, what = `{"elicitation":{}}`, "elicitation"
-		case e.Form == nil && e.URL != nil:
+		case !c.ElicitForm && c.ElicitURL:
 			need, what = `{"elicitation":{"form":{}}}`, "form-mode elicitation"
 		}
 	case abi.MethodSample:
@@ -81,20 +90,13 @@ func (r *request) requiredCapability(method string, params []byte) *abi.Error {
 			IncludeContext string      `json:"includeContext"`
 		}
 		_ = sonic.Unmarshal(params, &p)
-		var c struct {
-			Sampling *struct {
-				Tools   *jsonrpc.Raw `json:"tools"`
-				Context *jsonrpc.Raw `json:"context"`
-			} `json:"sampling"`
-		}
-		_ = sonic.Unmarshal(r.caps.Raw, &c)
-		s := c.Sampling
+		c := &r.caps
 		switch {
-		case s == nil:
+		case !c.Sampling:
 			need, what = `{"sampling":{}}`, "sampling"
-		case len(p.Tools) > 0 && string(p.Tools) != "null" && s.Tools == nil:
+		case len(p.Tools) > 0 && string(p.Tools) != "null" && !c.SamplingTools:
 			need, what = `{"sampling":{"tools":{}}}`, "sampling with tools"
-		case (p.IncludeContext == "thisServer" || p.IncludeContext == "allServers") && s.Context == nil:
+		case (p.IncludeContext == "thisServer" || p.IncludeContext == "allServers") && !c.SamplingContext:
 			need, what = `{"sampling":{"context":{}}}`, "sampling with context"
 		}
 	case abi.MethodListRoots:
