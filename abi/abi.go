@@ -200,6 +200,16 @@ const (
 	MethodResourceUpdated      = "notifications/resources/updated"
 )
 
+// JSON-RPC 2.0 error codes, as the host answers a guest's requests with
+// them and a guest answers the host's.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
 // CodeMissingCapability is the error code of a guest's request to the
 // client when the client did not declare the capability the request needs;
 // the error's data is {"requiredCapabilities": <ClientCapabilities>}.

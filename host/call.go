@@ -319,7 +319,7 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 	switch method {
 	case abi.MethodSample, abi.MethodElicit, abi.MethodListRoots:
 	default:
-		c.stdin.push(errorLine(id, -32601, "method not available to guests: "+method, nil))
+		c.stdin.push(errorLine(id, abi.CodeMethodNotFound, "method not available to guests: "+method, nil))
 		return nil
 	}
 	c.mu.Lock()
@@ -342,7 +342,7 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 			c.stdin.answer(line)
 		}
 		if c.peer == nil {
-			answer(errorLine(id, -32603, "no client is attached to this call", nil))
+			answer(errorLine(id, abi.CodeInternalError, "no client is attached to this call", nil))
 			return
 		}
 		res, err := c.peer.Request(contract.WithInputKey(c.ctx, key), method, params)
@@ -358,7 +358,7 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 			case errors.As(err, &ae):
 				answer(errorLine(id, ae.Code, ae.Message, ae.Data))
 			default:
-				answer(errorLine(id, -32603, err.Error(), nil))
+				answer(errorLine(id, abi.CodeInternalError, err.Error(), nil))
 			}
 			return
 		}

@@ -5,6 +5,7 @@
 //
 // The host speaks the guest ABI — newline-delimited JSON-RPC on the guest's
 // stdin and stdout — and nothing more: it does not know MCP revisions, eras,
-// sessions or transports. A caller hands Module.Call one request and a Peer
-// that carries the guest's notifications and client requests outward.
+// sessions or transports. A caller hands Module.Call one request and a
+// contract.Peer that carries the guest's notifications and client requests
+// outward; package contract is all the host shares with the MCP layer.
 package host

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/wasmcp/wasmcp/contract"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"log/slog"
-
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 

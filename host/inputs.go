@@ -6,7 +6,6 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/contract"
-
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"github.com/wasmcp/wasmcp/contract"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 

@@ -2,13 +2,15 @@ package protocol
 
 import "github.com/wasmcp/wasmcp/abi"
 
-// JSON-RPC and MCP error codes.
+// JSON-RPC and MCP error codes. The JSON-RPC ones are abi's (their one
+// home), named here too for the transports; the missing-capability code is
+// abi.CodeMissingCapability.
 const (
-	CodeParseError         = -32700
-	CodeInvalidRequest     = -32600
-	CodeMethodNotFound     = -32601
-	CodeInvalidParams      = -32602
-	CodeInternalError      = -32603
+	CodeParseError         = abi.CodeParseError
+	CodeInvalidRequest     = abi.CodeInvalidRequest
+	CodeMethodNotFound     = abi.CodeMethodNotFound
+	CodeInvalidParams      = abi.CodeInvalidParams
+	CodeInternalError      = abi.CodeInternalError
 	CodeResourceNotFound   = -32002 // legacy revisions only
 	CodeHeaderMismatch     = -32020
 	CodeUnsupportedVersion = -32022

@@ -12,7 +12,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
-
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 

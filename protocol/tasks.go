@@ -11,9 +11,8 @@ import (
 
 	"github.com/bytedance/sonic"
 
-	"github.com/wasmcp/wasmcp/tasks"
-
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // The task methods of both eras.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
-
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 

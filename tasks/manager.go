@@ -539,7 +539,7 @@ func (m *Manager) Recover(ctx context.Context) error {
 			if err := m.Move(t, Failed, MsgInterrupted); err != nil {
 				return err
 			}
-			t.Error = &abi.Error{Code: -32603, Message: MsgInterrupted}
+			t.Error = &abi.Error{Code: abi.CodeInternalError, Message: MsgInterrupted}
 			return nil
 		})
 		if err != nil && !errors.Is(err, ErrTerminal) {
@@ -665,7 +665,7 @@ func (m *Manager) Close(ctx context.Context, wait time.Duration) error {
 				if err := m.Move(t, Failed, MsgShutdown); err != nil {
 					return err
 				}
-				t.Error = &abi.Error{Code: -32603, Message: MsgShutdown}
+				t.Error = &abi.Error{Code: abi.CodeInternalError, Message: MsgShutdown}
 				return nil
 			})
 		}
