@@ -13,7 +13,7 @@ func (r *request) callTool() Response {
 	if !ok {
 		return r.fail(errorf(CodeInvalidParams, "Unknown tool: "+r.p.Name))
 	}
-	mode, merr := r.toolMode(e) // inline, task or escalate (relay.go)
+	mode, merr := r.toolMode(e) // inline, task or escalate (mode.go)
 	if merr != nil {
 		return r.fail(merr)
 	}
