@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/skills"
 )
 
@@ -31,7 +31,7 @@ func testSkill(t *testing.T, path, desc string, extra ...skills.Input) *skills.S
 	return s
 }
 
-func noCall(context.Context, string, []byte, host.Peer) (*host.Reply, error) {
+func noCall(context.Context, string, []byte, contract.Peer) (*contract.Reply, error) {
 	return nil, fmt.Errorf("a skill needs no guest call")
 }
 
