@@ -428,12 +428,18 @@ func (r *request) notification() {
 
 // HandleBatch serves the elements of a JSON-RPC batch (from SplitBatch) in
 // order and returns their answers as one JSON array, nil when there is
-// none. initialize may not be part of a batch. Which revisions allow
+// none. initialize may not be part of a batch. Once ctx is done the
+// elements not yet served are dropped. Which revisions allow
 // batches is the transport's check (it knows the session's revision
 // before splitting).
 func (s *Server) HandleBatch(ctx context.Context, sess *Session, elems [][]byte, stream Stream, hint Hint) []byte {
 	var out [][]byte
 	for _, e := range elems {
+		if ctx.Err() != nil {
+			// The client went away or its session ended: the elements
+			// not yet served are dropped.
+			break
+		}
 		msg, id, perr := Decode(e)
 		if perr != nil {
 			out = append(out, ErrorResponse(id, perr))

@@ -19,6 +19,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			"Not Acceptable: the GET stream is text/event-stream")
 		return
 	}
+	if !h.acquireStream() {
+		h.refused.warn("streams", "SSE stream refused: at the stream cap", "max_streams", h.opts.MaxStreams)
+		overCap(w, nil, "Server overloaded: too many SSE streams; retry later")
+		return
+	}
+	defer h.releaseStream()
 	g := newGetStream()
 	replay, ok := sess.attach(g, r.Header.Get(hdrLastEventID))
 	if !ok {

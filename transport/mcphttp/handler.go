@@ -36,16 +36,61 @@ type Options struct {
 	Addr string
 	// AllowedOrigins lists the Origins browsers may call from: "scheme://host"
 	// (any port) or "scheme://host:port"; "*" allows any; "null" must be
-	// listed to be allowed. Empty means the loopback names (http and https)
-	// on a loopback bind, and no Origin at all otherwise. A request without
-	// Origin is always allowed.
+	// listed to be allowed. Empty means no browser origin at all: a web page
+	// (even one served from localhost) cannot drive the server unless its
+	// origin is listed. A request without Origin (not from a browser) is
+	// always allowed.
 	AllowedOrigins []string
 	// AllowedHosts lists the Host header values served: "name" (any port)
 	// or "name:port"; "*" allows any. Empty means localhost, 127.0.0.1 and
 	// [::1] with the bound port on a loopback bind, and any Host otherwise.
 	AllowedHosts []string
-	// MaxBody caps a request body; larger ones get 413. 0 means 4 MiB.
+	// MaxBody caps a request body; larger ones get 413. The body is read
+	// as it arrives, never allocated from its declared Content-Length.
+	// 0 means DefaultMaxBody.
 	MaxBody int64
+	// ReadTimeout bounds the reading of one request body (the headers have
+	// ReadHeaderTimeout); a client slower than that gets 400. 0 means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// ReadHeaderTimeout bounds the reading of a request's headers (Serve
+	// only). 0 means DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long (Serve only). 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header block, HTTP/1.1 and HTTP/2
+	// (Serve only); larger ones get 431. 0 means DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// MaxConns caps the connections open at once (Serve only): past it a
+	// new connection is closed as soon as accepted. 0 means
+	// DefaultMaxConns(), sized from the file-descriptor limit.
+	MaxConns int
+	// MaxConnsPerAddr caps the connections open at once from one remote IP
+	// address (Serve only). 0 means DefaultMaxConnsPerAddr (and never more
+	// than MaxConns). Behind a reverse proxy every connection comes from
+	// the proxy: raise it to MaxConns.
+	MaxConnsPerAddr int
+	// MaxConcurrentStreams caps the requests in flight on one HTTP/2
+	// connection (HTTP/1.1 serves one at a time). 0 means
+	// DefaultMaxConcurrentStreams.
+	MaxConcurrentStreams int
+	// MaxSessions caps the legacy sessions kept at once. A new session
+	// over the cap ends the idlest session with no request in flight and no
+	// open stream; when every session is busy, initialize gets 503 with
+	// Retry-After. 0 means DefaultMaxSessions.
+	MaxSessions int
+	// MaxSessionsPerPrincipal caps the sessions of one principal (see
+	// Principal) the same way. 0 means MaxSessions.
+	MaxSessionsPerPrincipal int
+	// MaxStreams caps the standalone SSE streams (GET /mcp, GET /sse) open
+	// at once; past it a GET gets 503 with Retry-After. A session has at
+	// most one GET stream (a new one replaces the old). 0 means
+	// DefaultMaxStreams.
+	MaxStreams int
+	// MaxBatch caps the elements of one JSON-RPC batch; larger batches get
+	// 400 (-32600). 0 means DefaultMaxBatch.
+	MaxBatch int
 	// SessionIdle ends a legacy session unused for this long. 0 means 30 min.
 	SessionIdle time.Duration
 	// KeepAlive is the interval of SSE comment lines on quiet streams. 0
@@ -75,7 +120,41 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.MaxBody <= 0 {
-		o.MaxBody = 4 << 20
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns()
+	}
+	if o.MaxConnsPerAddr <= 0 {
+		o.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	o.MaxConnsPerAddr = min(o.MaxConnsPerAddr, o.MaxConns)
+	if o.MaxConcurrentStreams <= 0 {
+		o.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessionsPerPrincipal <= 0 || o.MaxSessionsPerPrincipal > o.MaxSessions {
+		o.MaxSessionsPerPrincipal = o.MaxSessions
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
 	}
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = 30 * time.Minute
@@ -108,10 +187,13 @@ type Handler struct {
 	log     *slog.Logger
 	origins originPolicy
 	hosts   hostPolicy
+	refused *rateLog // refusals over a limit, at warning level, rate-limited
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	sweeping bool
+	mu         sync.Mutex
+	sessions   map[string]*session
+	byOwner    map[string]int // sessions per principal
+	sweeping   bool
+	getStreams int // standalone SSE streams open
 
 	closingCtx context.Context // done when shutdown begins
 	closing    <-chan struct{} // closingCtx.Done()
@@ -129,7 +211,9 @@ func New(srv *protocol.Server, opts Options) *Handler {
 		opts:     opts,
 		log:      opts.Logger,
 		sessions: map[string]*session{},
+		byOwner:  map[string]int{},
 		closed:   make(chan struct{}),
+		refused:  newRateLog(opts.Logger, time.Second),
 	}
 	h.closingCtx, h.beginClose = context.WithCancel(context.Background())
 	h.closing = h.closingCtx.Done()

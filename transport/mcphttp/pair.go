@@ -16,16 +16,26 @@ import (
 
 // pairOpen serves GET /sse.
 func (h *Handler) pairOpen(w http.ResponseWriter, r *http.Request) {
+	if !h.acquireStream() {
+		h.refused.warn("streams", "SSE stream refused: at the stream cap", "max_streams", h.opts.MaxStreams)
+		overCap(w, nil, "Server overloaded: too many SSE streams; retry later")
+		return
+	}
+	defer h.releaseStream()
 	principal := h.principal(r)
 	ps := protocol.NewSession()
 	ps.Principal = principal
 	sess := h.newSession(ps, principal, true)
 	g := newGetStream()
 	sess.attach(g, "")
-	h.register(sess)
 	sess.enter()
-	defer h.endSession(sess)
 	defer sess.leave()
+	if !h.register(sess) {
+		sess.close()
+		overCap(w, nil, "Server overloaded: too many sessions; retry later")
+		return
+	}
+	defer h.endSession(sess)
 	endpoint := "event: endpoint\ndata: /messages?sessionId=" + url.QueryEscape(sess.id) + "\n\n"
 	h.pump(w, r, g, nil, []byte(endpoint), false)
 }
@@ -49,9 +59,7 @@ func (h *Handler) pairPost(w http.ResponseWriter, r *http.Request) {
 	var msg *protocol.Message
 	var elems [][]byte
 	if protocol.IsBatch(body) {
-		var perr *protocol.Error
-		if elems, perr = protocol.SplitBatch(body); perr != nil {
-			writeJSON(w, http.StatusBadRequest, protocol.ErrorResponse(nil, perr))
+		if elems, ok = h.splitBatch(w, body); !ok {
 			return
 		}
 	} else {
@@ -76,7 +84,11 @@ func (h *Handler) pairPost(w http.ResponseWriter, r *http.Request) {
 		if msg != nil {
 			out = h.srv.Handle(ctx, sess.ps, msg, stream, hint).Body
 		} else {
-			out = h.srv.HandleBatch(ctx, sess.ps, elems, stream, hint)
+			// The batch's elements are dropped when the session (its
+			// stream) ends.
+			bctx, cancel := sessionContext(ctx, sess)
+			out = h.srv.HandleBatch(bctx, sess.ps, elems, stream, hint)
+			cancel()
 		}
 		if out != nil {
 			_ = sess.sendStandalone(out)

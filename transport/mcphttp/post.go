@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,50 +16,48 @@ import (
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
-// bodyTimeout bounds the reading of a request body.
-const bodyTimeout = 30 * time.Second
+// bodyChunk is the most a body buffer holds before bytes arrive to fill
+// it: a declared Content-Length is a promise, not an allocation.
+const bodyChunk = 16 << 10
 
-// readBody reads a request body of at most MaxBody bytes. On failure it has
-// answered (413 for too large, 400 for a body that could not be read).
+// readBody reads a request body of at most MaxBody bytes as it arrives,
+// within ReadTimeout. On failure it has answered (413 for too large, 400
+// for a body that could not be read in time).
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	max := h.opts.MaxBody
 	if r.ContentLength > max {
+		h.refused.warn("body", "request refused: body larger than the cap", "content_length", r.ContentLength, "max_body", max)
 		tooLarge(w, max)
 		return nil, false
 	}
 	// Bound the time a client may take to send its body (net/http's own
 	// ReadTimeout would also cut the long-lived streams).
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.ReadTimeout))
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	var body []byte
-	var err error
-	if r.ContentLength >= 0 {
-		// Read to EOF (one byte past the declared length): only then does
-		// net/http watch the connection, so that a client going away
-		// cancels the request's context.
-		body = make([]byte, r.ContentLength+1)
-		var n int
-		n, err = io.ReadFull(r.Body, body)
-		switch {
-		case err == nil:
-			err = errors.New("body longer than its Content-Length")
-		case errors.Is(err, io.ErrUnexpectedEOF) && int64(n) == r.ContentLength, errors.Is(err, io.EOF) && n == 0 && r.ContentLength == 0:
-			err = nil
-		}
-		body = body[:n]
-	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, max+1))
-		if err == nil && int64(len(body)) > max {
-			tooLarge(w, max)
-			return nil, false
-		}
+	// Read to EOF, never past max+1 bytes: only at EOF does net/http watch
+	// the connection, so that a client going away cancels the request's
+	// context. net/http ends the body at its Content-Length and fails one
+	// that ends early.
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength+1, bodyChunk)))
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
+	if err == nil && int64(buf.Len()) > max {
+		h.refused.warn("body", "request refused: body larger than the cap", "max_body", max)
+		tooLarge(w, max)
+		return nil, false
 	}
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			h.refused.warn("body-slow", "request refused: body not received within the read timeout", "read_timeout", h.opts.ReadTimeout)
+		}
+		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusBadRequest, nil, protocol.CodeParseError, "Parse error: reading the request body: "+err.Error())
 		return nil, false
 	}
-	return body, true
+	return buf.Bytes(), true
 }
 
 func tooLarge(w http.ResponseWriter, max int64) {
@@ -231,6 +230,12 @@ func (h *Handler) legacy(w http.ResponseWriter, r *http.Request, msg *protocol.M
 	// A disconnect is not a cancellation in this era: the call outlives the
 	// request; notifications/cancelled, DELETE and expiry end it.
 	resp := h.srv.Handle(context.WithoutCancel(r.Context()), sess.ps, msg, s, hint)
+	if resp.Body == nil && h.shuttingDown() {
+		resp.Body = stoppedBody(msg.ID)
+		s.w.Header().Set("Connection", "close")
+		s.finish(resp, http.StatusServiceUnavailable)
+		return
+	}
 	s.finish(resp, http.StatusOK)
 }
 
@@ -244,7 +249,11 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, msg *protoc
 	defer s.release()
 	resp := h.srv.Handle(context.WithoutCancel(r.Context()), ps, msg, s, hint)
 	if resp.Code == 0 && ps.Initialized() {
-		h.register(sess)
+		if !h.register(sess) {
+			sess.close()
+			overCap(w, msg.ID, "Server overloaded: too many sessions; retry later")
+			return
+		}
 		s.sid = sess.id
 	} else {
 		sess.close()
@@ -273,9 +282,8 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 			"Invalid request: batches are only accepted on sessions that negotiated 2024-11-05 or 2025-03-26")
 		return
 	}
-	elems, perr := protocol.SplitBatch(body)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, protocol.ErrorResponse(nil, perr))
+	elems, ok := h.splitBatch(w, body)
+	if !ok {
 		return
 	}
 	var ps *protocol.Session
@@ -285,10 +293,19 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 		sess.enter()
 		defer sess.leave()
 		ps, stream = sess.ps, standalone{sess}
-		ctx = context.WithoutCancel(ctx)
+		// Not the legacy rule of one request (a disconnect is no
+		// cancellation): a batch's elements are dropped, and the one
+		// running canceled, when its client goes away or its session ends.
+		var cancel context.CancelFunc
+		ctx, cancel = sessionContext(ctx, sess)
+		defer cancel()
 	}
 	hint := protocol.Hint{Version: hv, Principal: h.principal(r)}
 	out := h.srv.HandleBatch(ctx, ps, elems, stream, hint)
+	if out == nil && h.shuttingDown() && hasRequest(elems) {
+		stopped(w, nil)
+		return
+	}
 	if out == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -297,4 +314,68 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.Header()[hdrSessionID] = []string{sess.id}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// splitBatch splits a batch of at most MaxBatch elements. On failure it
+// has answered 400.
+func (h *Handler) splitBatch(w http.ResponseWriter, body []byte) ([][]byte, bool) {
+	elems, perr := protocol.SplitBatch(body)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, protocol.ErrorResponse(nil, perr))
+		return nil, false
+	}
+	if len(elems) > h.opts.MaxBatch {
+		h.refused.warn("batch", "batch refused: more elements than the cap", "elements", len(elems), "max_batch", h.opts.MaxBatch)
+		writeError(w, http.StatusBadRequest, nil, protocol.CodeInvalidRequest,
+			"Invalid request: a batch may hold at most "+strconv.Itoa(h.opts.MaxBatch)+" messages")
+		return nil, false
+	}
+	return elems, true
+}
+
+// sessionContext is ctx, also canceled when the session ends.
+func sessionContext(ctx context.Context, sess *session) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sess.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// hasRequest reports whether a batch holds a request (a message that
+// expects an answer).
+func hasRequest(elems [][]byte) bool {
+	for _, e := range elems {
+		if m, _, err := protocol.Decode(e); err == nil && m.IsRequest() {
+			return true
+		}
+	}
+	return false
+}
+
+// shuttingDown reports whether Close has ended the sessions: the requests
+// they still had in flight were stopped, not answered.
+func (h *Handler) shuttingDown() bool {
+	select {
+	case <-h.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+func stoppedBody(id []byte) []byte {
+	return protocol.ErrorResponse(id, &protocol.Error{Code: protocol.CodeInternalError,
+		Message: "Server shutting down: the request was stopped before it finished"})
+}
+
+// stopped answers a request that shutdown stopped before it had an
+// answer: an error and the connection closed, never an acceptance.
+func stopped(w http.ResponseWriter, id []byte) {
+	w.Header().Set("Connection", "close")
+	writeJSON(w, http.StatusServiceUnavailable, stoppedBody(id))
 }

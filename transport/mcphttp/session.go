@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,30 +112,90 @@ type session struct {
 	get        *getStream
 	everGet    bool
 	closed     bool
+	done       chan struct{} // closed by close
 }
 
 func (h *Handler) newSession(ps *protocol.Session, principal string, pair bool) *session {
 	s := &session{id: ps.ID, ps: ps, principal: principal, pair: pair,
-		ring: ring{maxN: h.opts.ReplayEvents, maxBytes: h.opts.ReplayBytes}}
+		ring: ring{maxN: h.opts.ReplayEvents, maxBytes: h.opts.ReplayBytes}, done: make(chan struct{})}
 	s.touch()
 	return s
 }
 
 // register makes the session known and subscribes it to list changes and
-// resource updates.
-func (h *Handler) register(s *session) {
+// resource updates. At the session cap (in total, or of its principal) it
+// ends the idlest sessions with nothing in flight to make room; it reports
+// false, registering nothing, when every session is busy.
+func (h *Handler) register(s *session) bool {
 	s.remove = h.srv.AddListener(&protocol.Listener{
 		Session: s.ps, Tools: true, Prompts: true, Resources: true,
 		Send: func(msg []byte) { _ = s.sendStandalone(msg) },
 	})
+	var evicted []*session
 	h.mu.Lock()
+	for {
+		owner := h.byOwner[s.principal] >= h.opts.MaxSessionsPerPrincipal
+		if !owner && len(h.sessions) < h.opts.MaxSessions {
+			break
+		}
+		v := h.idlestLocked(owner, s.principal)
+		if v == nil {
+			h.mu.Unlock()
+			h.endAll(evicted)
+			h.refused.warn("sessions-full", "session refused: every session is busy at the session cap",
+				"max_sessions", h.opts.MaxSessions, "max_sessions_per_principal", h.opts.MaxSessionsPerPrincipal)
+			return false
+		}
+		h.forgetLocked(v)
+		evicted = append(evicted, v)
+	}
 	h.sessions[s.id] = s
+	h.byOwner[s.principal]++
 	startSweep := !h.sweeping
 	h.sweeping = true
 	h.mu.Unlock()
+	if len(evicted) > 0 {
+		h.refused.warn("sessions-evict", "session evicted: the idlest session made room at the session cap",
+			"evicted", len(evicted), "max_sessions", h.opts.MaxSessions)
+	}
+	h.endAll(evicted)
 	if startSweep {
 		h.active.Add(1)
 		go h.sweep()
+	}
+	return true
+}
+
+// idlestLocked is the session unused longest with nothing in flight (of
+// principal only, when owner is set), nil when every one is busy.
+func (h *Handler) idlestLocked(owner bool, principal string) *session {
+	var best *session
+	var bestSeen int64
+	for _, v := range h.sessions {
+		if v.busy.Load() != 0 || (owner && v.principal != principal) {
+			continue
+		}
+		if seen := v.lastSeen.Load(); best == nil || seen < bestSeen {
+			best, bestSeen = v, seen
+		}
+	}
+	return best
+}
+
+// forgetLocked removes a session from the handler's tables.
+func (h *Handler) forgetLocked(s *session) {
+	if h.sessions[s.id] != s {
+		return
+	}
+	delete(h.sessions, s.id)
+	if h.byOwner[s.principal]--; h.byOwner[s.principal] <= 0 {
+		delete(h.byOwner, s.principal)
+	}
+}
+
+func (h *Handler) endAll(list []*session) {
+	for _, s := range list {
+		s.close()
 	}
 }
 
@@ -154,11 +215,33 @@ func (h *Handler) lookup(id, principal string) *session {
 // pending requests to the client fail, its GET stream ends.
 func (h *Handler) endSession(s *session) {
 	h.mu.Lock()
-	if h.sessions[s.id] == s {
-		delete(h.sessions, s.id)
-	}
+	h.forgetLocked(s)
 	h.mu.Unlock()
 	s.close()
+}
+
+// acquireStream takes a place for a standalone SSE stream; false means
+// the cap is reached.
+func (h *Handler) acquireStream() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.getStreams >= h.opts.MaxStreams {
+		return false
+	}
+	h.getStreams++
+	return true
+}
+
+func (h *Handler) releaseStream() {
+	h.mu.Lock()
+	h.getStreams--
+	h.mu.Unlock()
+}
+
+// overCap answers 503 with Retry-After to a request refused by a cap.
+func overCap(w http.ResponseWriter, id []byte, msg string) {
+	w.Header().Set("Retry-After", retryAfter)
+	writeError(w, http.StatusServiceUnavailable, id, protocol.CodeInternalError, msg)
 }
 
 func (s *session) close() {
@@ -168,6 +251,7 @@ func (s *session) close() {
 		return
 	}
 	s.closed = true
+	close(s.done)
 	if s.get != nil {
 		s.get.kick()
 		s.get = nil
