@@ -31,8 +31,8 @@ type Options struct {
 	// POST /messages?sessionId=….
 	LegacySSE bool
 	// Addr is the address the server listens on. When its host is a
-	// loopback address (or localhost), the Origin and Host allow-lists
-	// default to the loopback names.
+	// loopback address (or localhost), the Host allow-list defaults to the
+	// loopback names (DNS-rebinding protection).
 	Addr string
 	// AllowedOrigins lists the Origins browsers may call from: "scheme://host"
 	// (any port) or "scheme://host:port"; "*" allows any; "null" must be
@@ -217,7 +217,7 @@ func New(srv *protocol.Server, opts Options) *Handler {
 	}
 	h.closingCtx, h.beginClose = context.WithCancel(context.Background())
 	h.closing = h.closingCtx.Done()
-	h.origins = newOriginPolicy(opts.AllowedOrigins, opts.Addr)
+	h.origins = newOriginPolicy(opts.AllowedOrigins)
 	h.hosts = newHostPolicy(opts.AllowedHosts, opts.Addr)
 	return h
 }

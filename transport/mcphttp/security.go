@@ -34,16 +34,11 @@ type originEntry struct {
 	null               bool
 }
 
-func newOriginPolicy(list []string, addr string) originPolicy {
+// newOriginPolicy allows the listed origins only: by default no browser
+// origin, whatever the bind (a page on any localhost port is still a web
+// page the user did not choose to trust with the tools).
+func newOriginPolicy(list []string) originPolicy {
 	var p originPolicy
-	if len(list) == 0 {
-		if lo, _ := isLoopback(addr); lo {
-			for _, n := range loopbackNames {
-				p.entries = append(p.entries, originEntry{scheme: "http", host: n}, originEntry{scheme: "https", host: n})
-			}
-		}
-		return p
-	}
 	for _, o := range list {
 		o = strings.TrimSpace(o)
 		switch {

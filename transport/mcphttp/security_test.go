@@ -26,10 +26,12 @@ func TestOriginAndHost(t *testing.T) {
 		t.Fatalf("bad Origin: %d %s", r.status, r.body)
 	}
 	e.alive()
+	// No browser origin by default, not even a page served from loopback:
+	// any local web application could otherwise drive the tools.
 	for _, o := range []string{"http://localhost:" + port, "http://127.0.0.1:5173", "https://[::1]"} {
 		r := e.post(with(hdr, "Origin", o), body)
-		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != o {
-			t.Fatalf("Origin %s: %d %v", o, r.status, r.header)
+		if r.status != 403 || r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("unlisted loopback Origin %s: %d %v", o, r.status, r.header)
 		}
 	}
 	if r := e.post(with(hdr, "Origin", "null"), body); r.status != 403 {
@@ -72,7 +74,17 @@ func TestOriginAndHost(t *testing.T) {
 		t.Fatalf("wrong port: %v %v", resp.StatusCode, err)
 	}
 
-	// Preflight.
+	// A listed browser origin passes, with CORS and its preflight.
+	e = newEnv(t, Options{AllowedOrigins: []string{"http://localhost:3000", "https://[::1]"}})
+	for _, o := range []string{"http://localhost:3000", "https://[::1]"} {
+		r := e.post(with(hdr, "Origin", o), body)
+		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != o {
+			t.Fatalf("listed Origin %s: %d %v", o, r.status, r.header)
+		}
+	}
+	if r := e.post(with(hdr, "Origin", "http://localhost:3001"), body); r.status != 403 {
+		t.Fatalf("other port of a listed origin: %d", r.status)
+	}
 	r = e.do(http.MethodOptions, e.url, map[string]string{"Origin": "http://localhost:3000",
 		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type, mcp-param-region"}, "")
 	if r.status != 204 || !strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "mcp-param-region") {
@@ -97,9 +109,9 @@ func TestConfiguredAllowLists(t *testing.T) {
 	if !p.allow("anything.example") {
 		t.Fatal("a non-loopback bind checks Host by default")
 	}
-	o := newOriginPolicy(nil, "0.0.0.0:80")
-	if o.allow("http://localhost") {
-		t.Fatal("a non-loopback bind allows an Origin by default")
+	o := newOriginPolicy(nil)
+	if o.allow("http://localhost") || o.allow("http://127.0.0.1:8080") || o.allow("null") {
+		t.Fatal("an Origin is allowed by default")
 	}
 }
 

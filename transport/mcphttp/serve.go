@@ -26,11 +26,24 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	}
 	opts.defaults()
 	h := New(srv, opts)
+	if lo, _ := isLoopback(opts.Addr); !lo && len(opts.AllowedHosts) == 0 {
+		opts.Logger.Warn("serving on a non-loopback address: any Host header is accepted and nothing authenticates "+
+			"callers; anyone who can reach this address can call every tool (bind 127.0.0.1, or set the allowed hosts "+
+			"and put an authenticating proxy in front)", "addr", opts.Addr)
+	} else if !lo {
+		opts.Logger.Warn("serving on a non-loopback address: nothing authenticates callers; anyone who can reach "+
+			"this address with an allowed Host can call every tool", "addr", opts.Addr)
+	}
+	ln = newLimitListener(ln, opts.MaxConns, opts.MaxConnsPerAddr, h.refused)
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: opts.MaxConcurrentStreams},
+		// net/http logs accept errors here too, but the listener has
+		// already logged them at warning level.
+		ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
 	}
 	var protos http.Protocols
 	protos.SetHTTP1(true)
