@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
 
@@ -120,10 +121,11 @@ func Decode(b []byte) (*Message, []byte, *Error) {
 	return m, id, nil
 }
 
-// validID accepts a JSON string or a JSON integer.
+// validID accepts a JSON string or a JSON integer. A string id must be
+// valid UTF-8: it is echoed raw in the answer, which must be valid JSON.
 func validID(b []byte) bool {
 	if b[0] == '"' {
-		return len(b) >= 2 && b[len(b)-1] == '"'
+		return len(b) >= 2 && b[len(b)-1] == '"' && utf8.Valid(b)
 	}
 	s := b
 	if s[0] == '-' {

@@ -33,6 +33,7 @@ type Session struct {
 	inflight    map[string]context.CancelCauseFunc
 	pending     map[string]chan *Message
 	closed      bool
+	inputEnded  bool // EndInput: no answer can arrive from the client
 	// Principal owns the session (the authenticated caller, "" when none).
 	Principal string
 	// listensDone is closed by EndListens.
@@ -64,6 +65,25 @@ func NewSession() *Session {
 // session end right after their acknowledgement.
 func (s *Session) EndListens() {
 	s.endListens.Do(func() { close(s.listensDone) })
+}
+
+// ErrClientGone fails the requests to a client whose input ended.
+var ErrClientGone = errors.New("the client is gone: its input ended")
+
+// EndInput tells the session that the client's input ended (end of file on
+// stdio): no answer can arrive any more, so its pending requests to the
+// client (roots, elicitation, sampling) fail at once with ErrClientGone,
+// as do later ones, and its subscriptions/listen requests end
+// (EndListens). Other calls in flight continue.
+func (s *Session) EndInput() {
+	s.EndListens()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inputEnded = true
+	for id, ch := range s.pending {
+		close(ch)
+		delete(s.pending, id)
+	}
 }
 
 // Version is the negotiated revision, "" before initialize.
@@ -152,9 +172,10 @@ func (s *Session) request(ctx context.Context, stream Stream, method string, par
 	id := []byte(`"wasmcp-` + strconv.FormatInt(s.nextID.Add(1), 10) + `"`)
 	ch := make(chan *Message, 1)
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.inputEnded {
+		err := s.endedErrLocked()
 		s.mu.Unlock()
-		return nil, ErrSessionClosed
+		return nil, err
 	}
 	s.pending[string(id)] = ch
 	s.mu.Unlock()
@@ -169,12 +190,23 @@ func (s *Session) request(ctx context.Context, stream Stream, method string, par
 	select {
 	case m, ok := <-ch:
 		if !ok {
-			return nil, ErrSessionClosed
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return nil, s.endedErrLocked()
 		}
 		return m, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
+}
+
+// endedErrLocked is why no answer will come: the session closed, or the
+// client's input ended.
+func (s *Session) endedErrLocked() error {
+	if s.closed {
+		return ErrSessionClosed
+	}
+	return ErrClientGone
 }
 
 // Deliver routes a client's response to the server-to-client request

@@ -28,17 +28,37 @@ type httpFlags struct {
 	keepAlive     time.Duration
 	replay        int
 	writeDeadline time.Duration
+
+	maxConns          int
+	maxConnsPerAddr   int
+	maxCallsPerConn   int
+	maxHeader         byteSize
+	maxSessions       int
+	maxStreams        int
+	readTimeout       time.Duration
+	readHeaderTimeout time.Duration
+	idleTimeout       time.Duration
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
-	f.maxBody = 4 << 20
+	f.maxBody = mcphttp.DefaultMaxBody
+	f.maxHeader = mcphttp.DefaultMaxHeaderBytes
 	fs.StringVar(&f.mode, "http-mode", "streamable", `HTTP mode: "streamable" (Streamable HTTP, both eras, sessions and SSE) or "simple" (POST-only JSON, no sessions)`)
 	fs.BoolVar(&f.legacySSE, "legacy-sse", false, "also serve the 2024-11-05 HTTP+SSE transport (GET /sse, POST /messages)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key serves HTTPS with HTTP/2")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&f.origins, "allowed-origins", "", `comma-separated Origins browsers may call from ("scheme://host[:port]", "*" for any); default: loopback names on a loopback bind, none otherwise`)
+	fs.StringVar(&f.origins, "allowed-origins", "", `comma-separated Origins browsers may call from ("scheme://host[:port]", "*" for any); default: none, so no web page (even on localhost) can call the server`)
 	fs.StringVar(&f.hosts, "allowed-hosts", "", `comma-separated Host header values served ("name[:port]", "*" for any); default: localhost, 127.0.0.1, [::1] with the port on a loopback bind, any otherwise`)
-	fs.Var(&f.maxBody, "max-body", "largest request body accepted, e.g. 4MiB, 512KiB or bytes")
+	fs.Var(&f.maxBody, "max-body", "largest request body accepted (413 past it), e.g. 4MiB, 512KiB or bytes")
+	fs.Var(&f.maxHeader, "max-header-bytes", "largest request header block accepted (431 past it)")
+	fs.IntVar(&f.maxConns, "max-conns", mcphttp.DefaultMaxConns(), "connections open at once; past it new ones are closed at accept (default: 3/4 of the file-descriptor limit)")
+	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", mcphttp.DefaultMaxConnsPerAddr, "connections open at once from one remote IP address (raise to --max-conns behind a reverse proxy)")
+	fs.IntVar(&f.maxCallsPerConn, "max-calls-per-conn", mcphttp.DefaultMaxConcurrentStreams, "requests in flight on one HTTP/2 connection (HTTP/1.1 serves one at a time)")
+	fs.IntVar(&f.maxSessions, "max-sessions", mcphttp.DefaultMaxSessions, "legacy HTTP sessions kept at once; past it the idlest idle session is ended, or initialize gets 503 when all are busy")
+	fs.IntVar(&f.maxStreams, "max-sse-streams", mcphttp.DefaultMaxStreams, "standalone SSE streams (GET /mcp, GET /sse) open at once, one per session; past it 503")
+	fs.DurationVar(&f.readTimeout, "read-timeout", mcphttp.DefaultReadTimeout, "longest time a client may take to send a request body")
+	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", mcphttp.DefaultReadHeaderTimeout, "longest time a client may take to send a request's headers")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", mcphttp.DefaultIdleTimeout, "close a keep-alive connection idle this long")
 	fs.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may finish before their guests are stopped")
 	fs.DurationVar(&f.sessionIdle, "session-idle", 30*time.Minute, "end a legacy HTTP session unused for this long")
 	fs.DurationVar(&f.keepAlive, "sse-keepalive", 15*time.Second, "interval of keep-alive comments on quiet SSE streams")
@@ -46,7 +66,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.writeDeadline, "sse-write-timeout", 30*time.Second, "longest wait for a client to take one SSE event")
 }
 
-func (f *httpFlags) options(log *slog.Logger) (mcphttp.Options, error) {
+func (f *httpFlags) options(log *slog.Logger, maxBatch int) (mcphttp.Options, error) {
 	opts := mcphttp.Options{
 		LegacySSE:      f.legacySSE,
 		TLSCert:        f.tlsCert,
@@ -60,6 +80,29 @@ func (f *httpFlags) options(log *slog.Logger) (mcphttp.Options, error) {
 		ReplayEvents:   f.replay,
 		WriteTimeout:   f.writeDeadline,
 		Logger:         log,
+		MaxBatch:       maxBatch,
+
+		MaxHeaderBytes:       int(f.maxHeader),
+		MaxConns:             f.maxConns,
+		MaxConnsPerAddr:      f.maxConnsPerAddr,
+		MaxConcurrentStreams: f.maxCallsPerConn,
+		MaxSessions:          f.maxSessions,
+		MaxStreams:           f.maxStreams,
+		ReadTimeout:          f.readTimeout,
+		ReadHeaderTimeout:    f.readHeaderTimeout,
+		IdleTimeout:          f.idleTimeout,
+	}
+	for name, v := range map[string]int{"--max-conns": f.maxConns, "--max-conns-per-addr": f.maxConnsPerAddr,
+		"--max-calls-per-conn": f.maxCallsPerConn, "--max-sessions": f.maxSessions, "--max-sse-streams": f.maxStreams} {
+		if v <= 0 {
+			return opts, fmt.Errorf("%s %d: want a positive number", name, v)
+		}
+	}
+	for name, d := range map[string]time.Duration{"--read-timeout": f.readTimeout, "--read-header-timeout": f.readHeaderTimeout,
+		"--idle-timeout": f.idleTimeout} {
+		if d <= 0 {
+			return opts, fmt.Errorf("%s %s: want a positive duration", name, d)
+		}
 	}
 	switch f.mode {
 	case "streamable", "":
@@ -86,8 +129,8 @@ func splitList(s string) []string {
 }
 
 // serveHTTP serves MCP over HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFlags, log *slog.Logger) error {
-	opts, err := f.options(log)
+func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFlags, maxBatch int, log *slog.Logger) error {
+	opts, err := f.options(log, maxBatch)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func TestHTTPFlags(t *testing.T) {
 		"--allowed-hosts", "a.example", "--legacy-sse", "--sse-replay", "16"}); err != nil {
 		t.Fatal(err)
 	}
-	opts, err := f.options(nil)
+	opts, err := f.options(nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestHTTPFlags(t *testing.T) {
 		var f httpFlags
 		f.register(fs)
 		_ = fs.Parse(args)
-		if _, err := f.options(nil); err == nil {
+		if _, err := f.options(nil, 100); err == nil {
 			t.Errorf("%v accepted", args)
 		}
 	}

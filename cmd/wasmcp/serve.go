@@ -12,6 +12,7 @@ import (
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/registry"
+	"github.com/wasmcp/wasmcp/transport/mcphttp"
 	"github.com/wasmcp/wasmcp/transport/stdio"
 )
 
@@ -73,6 +74,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout (the default when --http is not given)")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address, endpoint /mcp (e.g. 127.0.0.1:8080)")
 	workers := fs.Int("workers", 16, "requests served at once on stdio")
+	maxBatch := fs.Int("max-batch", mcphttp.DefaultMaxBatch, "messages in one JSON-RPC batch (2025-03-26 and earlier); larger batches get -32600")
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
@@ -94,6 +96,9 @@ Flags:
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *maxBatch <= 0 {
+		return fmt.Errorf("--max-batch %d: want a positive number", *maxBatch)
 	}
 	if *tools == "" || fs.NArg() > 0 {
 		fs.Usage()
@@ -142,8 +147,8 @@ Flags:
 		if *useStdio {
 			return errors.New("--stdio and --http are exclusive")
 		}
-		return serveHTTP(ctx, srv, *httpAddr, &hf, log)
+		return serveHTTP(ctx, srv, *httpAddr, &hf, *maxBatch, log)
 	}
 	log.Info("serving MCP on stdio", "tools", *tools)
-	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, Logger: log})
+	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, Logger: log})
 }

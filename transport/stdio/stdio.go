@@ -25,6 +25,9 @@ type Options struct {
 	Queue int
 	// MaxMessage caps one incoming line; 0 means 16 MiB.
 	MaxMessage int
+	// MaxBatch caps the elements of one JSON-RPC batch; larger batches
+	// are refused with -32600. 0 means 100.
+	MaxBatch int
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -42,15 +45,19 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = 16 << 20
 	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 100
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	c := &conn{
-		srv:  srv,
-		w:    &writer{w: bufio.NewWriter(out)},
-		sess: protocol.NewSession(),
-		log:  opts.Logger,
-		jobs: make(chan job, opts.Queue),
+		srv:      srv,
+		w:        &writer{w: bufio.NewWriter(out)},
+		sess:     protocol.NewSession(),
+		log:      opts.Logger,
+		maxBatch: opts.MaxBatch,
+		jobs:     make(chan job, opts.Queue),
 	}
 	defer c.sess.Close()
 	remove := srv.AddListener(&protocol.Listener{
@@ -77,9 +84,12 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 	}
 	err := c.read(ctx, in, opts.MaxMessage)
 	close(c.jobs)
-	// A subscriptions/listen never finishes by itself: end them, so that
-	// Serve returns once the other requests are done.
-	c.sess.EndListens()
+	// The client is gone: no answer to a request sent to it can arrive,
+	// so those requests fail now (their calls finish instead of waiting
+	// for their deadline), and subscriptions/listen requests, which never
+	// finish by themselves, end; Serve returns once the other requests
+	// are done.
+	c.sess.EndInput()
 	if ctx.Err() != nil {
 		c.sess.Close()
 	}
@@ -88,11 +98,12 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 }
 
 type conn struct {
-	srv  *protocol.Server
-	w    *writer
-	sess *protocol.Session
-	log  *slog.Logger
-	jobs chan job
+	srv      *protocol.Server
+	w        *writer
+	sess     *protocol.Session
+	log      *slog.Logger
+	jobs     chan job
+	maxBatch int
 }
 
 // job is a request or a batch waiting for a worker.
@@ -214,6 +225,12 @@ func (c *conn) serveBatch(ctx context.Context, line []byte) {
 	elems, perr := protocol.SplitBatch(line)
 	if perr != nil {
 		c.write(protocol.ErrorResponse(nil, perr))
+		return
+	}
+	if len(elems) > c.maxBatch {
+		c.log.Warn("batch refused: more elements than the cap", "elements", len(elems), "max_batch", c.maxBatch)
+		c.write(protocol.ErrorResponse(nil, &protocol.Error{Code: protocol.CodeInvalidRequest,
+			Message: fmt.Sprintf("Invalid request: a batch may hold at most %d messages", c.maxBatch)}))
 		return
 	}
 	if out := c.srv.HandleBatch(ctx, c.sess, elems, c.w, protocol.Hint{}); out != nil {
