@@ -48,11 +48,16 @@ func start(t *testing.T, opts Options) (*session, *blockingModule) {
 	srv := protocol.NewServer(protocol.Options{})
 	cat, _ := protocol.NewCatalog([]protocol.Module{mod}, nil)
 	srv.SetCatalog(cat)
+	return startWith(t, srv, opts), mod
+}
+
+// startWith serves srv on a pipe pair.
+func startWith(t *testing.T, srv *protocol.Server, opts Options) *session {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := &session{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
 	go func() { s.done <- Serve(context.Background(), srv, inR, outW, opts); outW.Close() }()
-	return s, mod
+	return s
 }
 
 func (s *session) send(line string) {
