@@ -442,3 +442,32 @@ func TestNonLoopbackWarning(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchCounter(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want bool
+	}{
+		{`[1,2,3]`, 3, false},
+		{`[1,2,3]`, 2, true},
+		{`[{"a":[1,2,3,4]},"x,y,z"]`, 2, false},
+		{`[{"a":"\",\",\","},2]`, 2, false},
+		{`[]`, 1, false},
+		{` {"a":[1,2,3]}`, 1, false},
+		{`[1,[2,3],{"b":4,"c":5}]`, 3, false},
+		{`[1,[2,3],{"b":4,"c":5},6]`, 3, true},
+	} {
+		var whole, bytewise batchCounter
+		if got := whole.feed([]byte(c.in)) > c.max; got != c.want {
+			t.Errorf("%s over %d: %v", c.in, c.max, got)
+		}
+		n := 0
+		for i := range len(c.in) {
+			n = bytewise.feed([]byte{c.in[i]})
+		}
+		if got := n > c.max; got != c.want {
+			t.Errorf("%s fed byte by byte, over %d: %v", c.in, c.max, got)
+		}
+	}
+}

@@ -21,8 +21,10 @@ import (
 const bodyChunk = 16 << 10
 
 // readBody reads a request body of at most MaxBody bytes as it arrives,
-// within ReadTimeout. On failure it has answered (413 for too large, 400
-// for a body that could not be read in time).
+// within ReadTimeout. A batch (a JSON array) is counted as it arrives and
+// refused as soon as it holds more than MaxBatch elements. On failure it
+// has answered (413 for too large, 400 for a batch over the cap or a body
+// that could not be read in time).
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	max := h.opts.MaxBody
 	if r.ContentLength > max {
@@ -35,29 +37,91 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.opts.ReadTimeout))
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	// Read to EOF, never past max+1 bytes: only at EOF does net/http watch
-	// the connection, so that a client going away cancels the request's
-	// context. net/http ends the body at its Content-Length and fails one
-	// that ends early.
-	var buf bytes.Buffer
+	// Read to EOF: only then does net/http watch the connection, so that
+	// a client going away cancels the request's context. net/http ends the
+	// body at its Content-Length and fails one that ends early.
+	size := int64(512)
 	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength+1, bodyChunk)))
+		size = min(r.ContentLength+1, bodyChunk)
 	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
-	if err == nil && int64(buf.Len()) > max {
-		h.refused.warn("body", "request refused: body larger than the cap", "max_body", max)
-		tooLarge(w, max)
-		return nil, false
-	}
-	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			h.refused.warn("body-slow", "request refused: body not received within the read timeout", "read_timeout", h.opts.ReadTimeout)
+	buf := make([]byte, 0, size)
+	var count batchCounter
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
 		}
-		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusBadRequest, nil, protocol.CodeParseError, "Parse error: reading the request body: "+err.Error())
-		return nil, false
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		if count.feed(buf[len(buf):len(buf)+n]) > h.opts.MaxBatch {
+			w.Header().Set("Connection", "close")
+			h.batchTooLarge(w)
+			return nil, false
+		}
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			h.refused.warn("body", "request refused: body larger than the cap", "max_body", max)
+			tooLarge(w, max)
+			return nil, false
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, true
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				h.refused.warn("body-slow", "request refused: body not received within the read timeout", "read_timeout", h.opts.ReadTimeout)
+			}
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusBadRequest, nil, protocol.CodeParseError, "Parse error: reading the request body: "+err.Error())
+			return nil, false
+		}
 	}
-	return buf.Bytes(), true
+}
+
+// batchCounter counts the top-level elements of a JSON array fed to it in
+// pieces: the commas outside strings at depth one. A body that does not
+// start with '[' counts 0; invalid JSON is left to the decoder.
+type batchCounter struct {
+	started, array, inStr, esc bool
+	depth, commas              int
+}
+
+// feed counts p and returns the elements seen so far (a lower bound until
+// the array ends).
+func (c *batchCounter) feed(p []byte) int {
+	for _, b := range p {
+		if !c.started {
+			switch b {
+			case ' ', '\t', '\r', '\n':
+				continue
+			}
+			c.started, c.array = true, b == '['
+		}
+		if !c.array {
+			return 0
+		}
+		switch {
+		case c.inStr:
+			switch {
+			case c.esc:
+				c.esc = false
+			case b == '\\':
+				c.esc = true
+			case b == '"':
+				c.inStr = false
+			}
+		case b == '"':
+			c.inStr = true
+		case b == '[' || b == '{':
+			c.depth++
+		case b == ']' || b == '}':
+			c.depth--
+		case b == ',' && c.depth == 1:
+			c.commas++
+		}
+	}
+	if !c.array {
+		return 0
+	}
+	return c.commas + 1
 }
 
 func tooLarge(w http.ResponseWriter, max int64) {
@@ -319,18 +383,23 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 // splitBatch splits a batch of at most MaxBatch elements. On failure it
 // has answered 400.
 func (h *Handler) splitBatch(w http.ResponseWriter, body []byte) ([][]byte, bool) {
+	var count batchCounter
+	if count.feed(body) > h.opts.MaxBatch {
+		h.batchTooLarge(w)
+		return nil, false
+	}
 	elems, perr := protocol.SplitBatch(body)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, protocol.ErrorResponse(nil, perr))
 		return nil, false
 	}
-	if len(elems) > h.opts.MaxBatch {
-		h.refused.warn("batch", "batch refused: more elements than the cap", "elements", len(elems), "max_batch", h.opts.MaxBatch)
-		writeError(w, http.StatusBadRequest, nil, protocol.CodeInvalidRequest,
-			"Invalid request: a batch may hold at most "+strconv.Itoa(h.opts.MaxBatch)+" messages")
-		return nil, false
-	}
 	return elems, true
+}
+
+func (h *Handler) batchTooLarge(w http.ResponseWriter) {
+	h.refused.warn("batch", "batch refused: more elements than the cap", "max_batch", h.opts.MaxBatch)
+	writeError(w, http.StatusBadRequest, nil, protocol.CodeInvalidRequest,
+		"Invalid request: a batch may hold at most "+strconv.Itoa(h.opts.MaxBatch)+" messages")
 }
 
 // sessionContext is ctx, also canceled when the session ends.
