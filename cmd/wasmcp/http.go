@@ -47,7 +47,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.legacySSE, "legacy-sse", false, "also serve the 2024-11-05 HTTP+SSE transport (GET /sse, POST /messages)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key serves HTTPS with HTTP/2")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&f.origins, "allowed-origins", "", `comma-separated Origins browsers may call from ("scheme://host[:port]", "*" for any); default: none, so no web page (even on localhost) can call the server`)
+	fs.StringVar(&f.origins, "allowed-origins", "", `comma-separated Origins browsers may call from ("scheme://host[:port]", "*" for any); default: none but the server's own, so no other web page (even on localhost) can call the server`)
 	fs.StringVar(&f.hosts, "allowed-hosts", "", `comma-separated Host header values served ("name[:port]", "*" for any); default: localhost, 127.0.0.1, [::1] with the port on a loopback bind, any otherwise`)
 	fs.Var(&f.maxBody, "max-body", "largest request body accepted (413 past it), e.g. 4MiB, 512KiB or bytes")
 	fs.Var(&f.maxHeader, "max-header-bytes", "largest request header block accepted (431 past it)")

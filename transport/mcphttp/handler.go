@@ -36,10 +36,11 @@ type Options struct {
 	Addr string
 	// AllowedOrigins lists the Origins browsers may call from: "scheme://host"
 	// (any port) or "scheme://host:port"; "*" allows any; "null" must be
-	// listed to be allowed. Empty means no browser origin at all: a web page
-	// (even one served from localhost) cannot drive the server unless its
-	// origin is listed. A request without Origin (not from a browser) is
-	// always allowed.
+	// listed to be allowed. Empty means no browser origin but the server's
+	// own (same scheme, host and port as the request, when the Host
+	// allow-list is on): a web page elsewhere, even on another localhost
+	// port, cannot drive the server unless its origin is listed. A request
+	// without Origin (not from a browser) is always allowed.
 	AllowedOrigins []string
 	// AllowedHosts lists the Host header values served: "name" (any port)
 	// or "name:port"; "*" allows any. Empty means localhost, 127.0.0.1 and
@@ -273,7 +274,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if o, ok := r.Header["Origin"]; ok {
-		if len(o) != 1 || !h.origins.allow(o[0]) {
+		if len(o) != 1 || !(h.origins.allow(o[0]) || h.hosts.sameOrigin(r, o[0])) {
 			writeError(w, http.StatusForbidden, nil, protocol.CodeInvalidRequest, "Forbidden: Origin is not allowed")
 			return
 		}

@@ -35,8 +35,9 @@ type originEntry struct {
 }
 
 // newOriginPolicy allows the listed origins only: by default no browser
-// origin, whatever the bind (a page on any localhost port is still a web
-// page the user did not choose to trust with the tools).
+// origin other than the server's own (hostPolicy.sameOrigin), whatever the
+// bind — a page on another localhost port is still a web page the user did
+// not choose to trust with the tools.
 func newOriginPolicy(list []string) originPolicy {
 	var p originPolicy
 	for _, o := range list {
@@ -86,6 +87,40 @@ func (p *originPolicy) allow(origin string) bool {
 		}
 	}
 	return false
+}
+
+// sameOrigin reports whether origin is the server's own origin as the
+// request names it: the request's scheme, and its Host (name and port).
+// It counts only when the Host allow-list is on — then the name is one the
+// server answers to, not one an attacker's DNS made point at it.
+func (p *hostPolicy) sameOrigin(r *http.Request, origin string) bool {
+	if !p.on {
+		return false
+	}
+	o, ok := parseOrigin(origin)
+	if !ok {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	name, port := splitHost(r.Host)
+	if port == "" {
+		port = defaultPort(scheme)
+	}
+	oport := o.port
+	if oport == "" {
+		oport = defaultPort(o.scheme)
+	}
+	return o.scheme == scheme && strings.EqualFold(o.host, name) && oport == port
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 // hostPolicy decides which Host headers are served (DNS rebinding).

@@ -37,6 +37,14 @@ func TestOriginAndHost(t *testing.T) {
 	if r := e.post(with(hdr, "Origin", "null"), body); r.status != 403 {
 		t.Fatalf("null Origin: %d", r.status)
 	}
+	// The server's own origin (the request's scheme, Host and port) is
+	// same-origin: allowed, as the conformance DNS-rebinding check wants.
+	if r := e.post(with(hdr, "Origin", "http://127.0.0.1:"+port), body); r.status != 200 {
+		t.Fatalf("same Origin: %d %s", r.status, r.body)
+	}
+	if r := e.post(with(hdr, "Origin", "https://127.0.0.1:"+port), body); r.status != 403 {
+		t.Fatalf("same host, other scheme: %d", r.status)
+	}
 
 	// DNS rebinding: a foreign Host is refused, the loopback names pass.
 	req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(body))
@@ -156,4 +164,25 @@ func TestBodyErrors(t *testing.T) {
 		t.Fatalf("bad envelope: %d %s", r.status, r.body)
 	}
 	e.alive()
+}
+
+func TestSameOrigin(t *testing.T) {
+	on := newHostPolicy([]string{"mcp.example.com"}, "0.0.0.0:443")
+	off := newHostPolicy(nil, "0.0.0.0:80")
+	r, _ := http.NewRequest(http.MethodPost, "http://mcp.example.com/mcp", nil)
+	for origin, want := range map[string]bool{
+		"http://mcp.example.com":      true,
+		"http://MCP.example.com:80":   true,
+		"http://mcp.example.com:8080": false,
+		"https://mcp.example.com":     false,
+		"http://other.example.com":    false,
+		"null":                        false,
+	} {
+		if got := on.sameOrigin(r, origin); got != want {
+			t.Errorf("%s: %v", origin, got)
+		}
+	}
+	if off.sameOrigin(r, "http://mcp.example.com") {
+		t.Error("same-origin counted without a Host allow-list")
+	}
 }
