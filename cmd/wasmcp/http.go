@@ -51,7 +51,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.hosts, "allowed-hosts", "", `comma-separated Host header values served ("name[:port]", "*" for any); default: localhost, 127.0.0.1, [::1] with the port on a loopback bind, any otherwise`)
 	fs.Var(&f.maxBody, "max-body", "largest request body accepted (413 past it), e.g. 4MiB, 512KiB or bytes")
 	fs.Var(&f.maxHeader, "max-header-bytes", "largest request header block accepted (431 past it)")
-	fs.IntVar(&f.maxConns, "max-conns", mcphttp.DefaultMaxConns(), "connections open at once; past it new ones are closed at accept (default: 3/4 of the file-descriptor limit)")
+	fs.IntVar(&f.maxConns, "max-conns", mcphttp.DefaultMaxConns(), "connections open at once, sized from the file-descriptor limit (3/4 of it, less 96); past it new ones are closed at accept")
 	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", mcphttp.DefaultMaxConnsPerAddr, "connections open at once from one remote IP address (raise to --max-conns behind a reverse proxy)")
 	fs.IntVar(&f.maxCallsPerConn, "max-calls-per-conn", mcphttp.DefaultMaxConcurrentStreams, "requests in flight on one HTTP/2 connection (HTTP/1.1 serves one at a time)")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcphttp.DefaultMaxSessions, "legacy HTTP sessions kept at once; past it the idlest idle session is ended, or initialize gets 503 when all are busy")
