@@ -28,9 +28,17 @@
 // session's GET stream when the POST's answer is plain JSON. SSE event ids
 // name the stream and a sequence number; a bounded replay buffer serves
 // Last-Event-ID. A client disconnect is not a cancellation in this era:
-// notifications/cancelled, DELETE and idle expiry are.
+// notifications/cancelled, DELETE and idle expiry are — except for a batch,
+// whose remaining elements stop when its client goes away.
 //
-// Every request passes a Host allow-list (against DNS rebinding) and an
-// Origin check first; both default to loopback names when the server is
-// bound to a loopback address.
+// Every request passes a Host allow-list (against DNS rebinding; loopback
+// names by default on a loopback bind) and an Origin check first: no
+// browser origin but the server's own is allowed unless listed.
+//
+// What one client can hold is capped (limits.go, and each Options field):
+// connections in total and per remote address (sized from the
+// file-descriptor limit), header and body sizes and read times, batch
+// elements, sessions (the idlest idle session is evicted past the cap; 503
+// with Retry-After when every session is busy) and standalone SSE streams.
+// Refusals are logged at warning level, at most once a second per kind.
 package mcphttp
