@@ -48,7 +48,6 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	if wasmcpBin, err = e2e.BuildWasmcp(context.Background(), dir, false); err != nil {
 		fmt.Fprintln(os.Stderr, "abuse:", err)
 		return 1
@@ -87,7 +86,7 @@ type server struct {
 func startServer(t *testing.T, extra ...string) *server {
 	t.Helper()
 	s := &server{log: &e2e.LockedBuffer{}}
-	args := append([]string{"serve", "--tools", toolsDir, "--http", "127.0.0.1:0", "--cache-dir", cacheDir, "--watch=false"}, extra...)
+	args := append([]string{"serve", "--tools", toolsDir, "--http", "127.0.0.1:0", "--cache-dir", cacheDir, "--watch=false", "--data-dir", "-"}, extra...)
 	s.cmd = exec.Command(wasmcpBin, args...)
 	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {
