@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -317,6 +318,9 @@ func TestMaxHeaderBytes(t *testing.T) {
 // closed at accept and logged; a place freed is reused.
 func TestLimitListener(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("dials from 127.0.0.2 and 127.0.0.3, which only Linux routes by default")
+	}
 	log, buf := logTo()
 	inner := freePort(t)
 	ln := newLimitListener(inner, 3, 2, newRateLog(log, time.Hour))
