@@ -93,7 +93,7 @@ func TestSlowBodies(t *testing.T) {
 const sessionCap = 1000
 
 // TestSessionFlood: eight clients call initialize as fast as they can
-// until they have opened half as many sessions again as --max-sessions
+// until they have opened three times --max-sessions
 // (at most 8 s). The sessions stay under the cap, the idlest evicted
 // first; the ordinary client's session, in use, survives.
 func TestSessionFlood(t *testing.T) {
@@ -115,7 +115,7 @@ func TestSessionFlood(t *testing.T) {
 				defer wg.Done()
 				c := clientFrom("127.0.0.2", 5*time.Second)
 				defer c.CloseIdleConnections()
-				for ctx.Err() == nil && made.Load() < sessionCap*3/2 {
+				for ctx.Err() == nil && made.Load() < sessionCap*3 {
 					st, _, _, err := post(c, s.url, nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`)
 					if err == nil && st == 200 {
 						made.Add(1)
