@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
@@ -20,11 +20,13 @@ func (m *askingModule) Name() string { return "ask" }
 func (m *askingModule) Description() *abi.Description {
 	return &abi.Description{ABIVersion: 1, Tools: []abi.Tool{{Name: "ask"}}}
 }
-func (m *askingModule) Schemas(string) (host.ToolSchemas, bool) { return host.ToolSchemas{}, true }
-func (m *askingModule) Call(ctx context.Context, _ string, _ []byte, p host.Peer) (*host.Reply, error) {
+func (m *askingModule) Schemas(string) (contract.ToolSchemas, bool) {
+	return contract.ToolSchemas{}, true
+}
+func (m *askingModule) Call(ctx context.Context, _ string, _ []byte, p contract.Peer) (*contract.Reply, error) {
 	_, err := p.Request(ctx, "elicitation/create", []byte(`{"message":"name?","requestedSchema":{"type":"object","properties":{}}}`))
 	m.failed <- err
-	return &host.Reply{Result: []byte(`{"content":[],"isError":true}`)}, nil
+	return &contract.Reply{Result: []byte(`{"content":[],"isError":true}`)}, nil
 }
 
 // TestEOFFailsRequestsToTheClient: at stdin EOF the requests guests sent
