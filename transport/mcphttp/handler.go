@@ -108,6 +108,11 @@ type Options struct {
 	// TLSCert and TLSKey, both set, make Serve speak HTTPS (HTTP/1.1 and
 	// HTTP/2 by ALPN); otherwise it speaks HTTP/1.1 and h2c.
 	TLSCert, TLSKey string
+	// HTTP3 makes Serve speak HTTP/3 too, on UDP (needs TLSCert and
+	// TLSKey); HTTP3MaxStreams caps the concurrent requests of one QUIC
+	// connection (0 means DefaultHTTP3MaxStreams). See http3.go.
+	HTTP3           bool
+	HTTP3MaxStreams int
 	// ShutdownGrace is how long Serve lets requests in flight finish once
 	// its context is done, before it ends every session and stops their
 	// guests. 0 means 10 s.

@@ -58,6 +58,18 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	} else {
 		protos.SetUnencryptedHTTP2(true)
 	}
+	var h3 *http3Server
+	if opts.HTTP3 {
+		if !useTLS {
+			return errors.New("mcphttp: HTTP/3 needs TLS (TLSCert and TLSKey)")
+		}
+		var err error
+		if h3, err = listenHTTP3(h, ln.Addr(), hs.TLSConfig, opts); err != nil {
+			return err
+		}
+		hs.Handler = h3.advertise(h)
+		h3.serve()
+	}
 	hs.Protocols = &protos
 	hs.RegisterOnShutdown(h.BeginShutdown)
 
@@ -72,18 +84,34 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	select {
 	case err := <-errc:
 		h.Close()
+		if h3 != nil {
+			_ = h3.close()
+		}
 		return fmt.Errorf("mcphttp: serving: %w", err)
+	case <-h3.stopped():
+		h.Close()
+		_ = hs.Close()
+		return fmt.Errorf("mcphttp: serving HTTP/3: %w", h3.close())
 	case <-ctx.Done():
 	}
 	opts.Logger.Info("shutting down HTTP", "grace", opts.ShutdownGrace)
 	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	h3drained := h3.drain(grace)
 	err := hs.Shutdown(grace)
+	if err3 := <-h3drained; err == nil {
+		err = err3
+	}
 	cancel()
 	if err != nil {
 		opts.Logger.Warn("requests still running after the shutdown grace; stopping them", "err", err)
 	}
 	h.Close()
 	_ = hs.Close()
+	if h3 != nil {
+		if err := h3.close(); err != nil {
+			opts.Logger.Warn("HTTP/3 server ended with an error", "err", err)
+		}
+	}
 	if !h.wait(5 * time.Second) {
 		opts.Logger.Warn("some requests did not end after shutdown")
 	}

@@ -1,0 +1,156 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go/http3"
+)
+
+// h3Client is an HTTP/3-only client trusting the certificate in certFile.
+func h3Client(t *testing.T, certFile string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatal("no certificate in " + certFile)
+	}
+	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(func() { tr.Close() })
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// TestServeHTTP3: the TCP responses advertise HTTP/3; the same handler
+// answers over it, and an SSE stream is flushed per event (the guest's
+// elicitation reaches the client while the call waits for the answer).
+func TestServeHTTP3(t *testing.T) {
+	t.Parallel()
+	cert, key := selfSigned(t)
+	base, stop := serveOn(t, Options{TLSCert: cert, TLSKey: key, HTTP3: true, ShutdownGrace: 20 * time.Second})
+	url := base + "/mcp"
+	port := base[strings.LastIndexByte(base, ':')+1:]
+
+	tcp := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta("") + `}}`
+	resp, body := postWith(t, tcp, url, modern("tools/list", ""), list)
+	if want := `h3=":` + port + `"; ma=86400`; resp.Header.Get("Alt-Svc") != want || !strings.Contains(body, `"tools"`) {
+		t.Fatalf("TCP answer: Alt-Svc %q (want %q) %s", resp.Header.Get("Alt-Svc"), want, body)
+	}
+
+	c := h3Client(t, cert)
+	resp, body = postWith(t, c, url, modern("tools/list", ""), list)
+	if resp.ProtoMajor != 3 || resp.StatusCode != 200 || !strings.Contains(body, `"spin"`) || resp.Header.Get("Alt-Svc") != "" {
+		t.Fatalf("HTTP/3 answer: %s %d Alt-Svc %q %s", resp.Proto, resp.StatusCode, resp.Header.Get("Alt-Svc"), body)
+	}
+	// The Host check applies as over TCP.
+	if resp, body := postWith(t, c, strings.Replace(url, "127.0.0.1", "localhost", 1), modern("tools/list", ""), list); resp.StatusCode != 200 {
+		t.Fatalf("localhost: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := postWith(t, c, url, with(modern("tools/list", ""), "Origin", "https://evil.example"), list); resp.StatusCode != 403 {
+		t.Fatalf("bad Origin over HTTP/3: %d", resp.StatusCode)
+	}
+
+	// A legacy session: ask elicits on the POST's SSE stream; only a
+	// flushed event lets the client answer.
+	resp, _ = postWith(t, c, url, map[string]string{"Accept": sseAccept, "Content-Type": "application/json"},
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("initialize over HTTP/3: no session")
+	}
+	postWith(t, c, url, legacyHdr(sid, sseAccept), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},"_meta":{"progressToken":"p"}}}`))
+	for k, v := range legacyHdr(sid, sseAccept) {
+		req.Header.Set(k, v)
+	}
+	call, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Body.Close()
+	if call.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tools/call answered %s", call.Header.Get("Content-Type"))
+	}
+	events := readSSE(call.Body)
+	var final map[string]any
+	for final == nil {
+		m := events.nextMsg(t)
+		switch {
+		case m["method"] == "elicitation/create":
+			id, _ := json.Marshal(m["id"])
+			if r, b := postWith(t, c, url, legacyHdr(sid, sseAccept), `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"action":"accept","content":{"name":"Ada"}}}`); r.StatusCode != 202 {
+				t.Fatalf("answer: %d %s", r.StatusCode, b)
+			}
+		case m["id"] == float64(2):
+			final = m
+		}
+	}
+	if got := text(t, final); got != "accept: hello Ada" {
+		t.Fatalf("ask over HTTP/3: %q", got)
+	}
+
+	// Graceful shutdown: a call in flight over HTTP/3 finishes, a GET
+	// stream ends, and an idle HTTP/3 connection does not hold Serve for
+	// the grace.
+	get, _ := http.NewRequest(http.MethodGet, url, nil)
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Accept", "text/event-stream")
+	gresp, err := c.Do(get)
+	if err != nil || gresp.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", gresp, err)
+	}
+	defer gresp.Body.Close()
+	gs := readSSE(gresp.Body)
+	spun := make(chan string, 1)
+	go func() {
+		_, b, err := postRaw(c, url, modern("tools/call", "spin"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"spin","arguments":{"ms":400},`+meta("")+`}}`)
+		if err != nil {
+			b = err.Error()
+		}
+		spun <- b
+	}()
+	time.Sleep(150 * time.Millisecond)
+	start := time.Now()
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	select {
+	case b := <-spun:
+		if !strings.Contains(b, "spun") {
+			t.Fatalf("the call in flight did not finish: %s", b)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call in flight got no answer")
+	}
+	gs.ended(t)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v with a 20 s grace: idle HTTP/3 connections held it", d)
+	}
+}
+
+func TestServeHTTP3NeedsTLS(t *testing.T) {
+	t.Parallel()
+	ln := freePort(t)
+	defer ln.Close()
+	err := Serve(context.Background(), ln, newProtocol(), Options{HTTP3: true, Logger: quiet})
+	if err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Fatalf("HTTP/3 without TLS: %v", err)
+	}
+}
