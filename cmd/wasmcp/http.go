@@ -38,6 +38,8 @@ type httpFlags struct {
 	readTimeout       time.Duration
 	readHeaderTimeout time.Duration
 	idleTimeout       time.Duration
+
+	h3 http3Flags
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -64,6 +66,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.keepAlive, "sse-keepalive", 15*time.Second, "interval of keep-alive comments on quiet SSE streams")
 	fs.IntVar(&f.replay, "sse-replay", 256, "SSE events kept per legacy session for Last-Event-ID")
 	fs.DurationVar(&f.writeDeadline, "sse-write-timeout", 30*time.Second, "longest wait for a client to take one SSE event")
+	f.h3.register(fs)
 }
 
 func (f *httpFlags) options(log *slog.Logger, maxBatch int) (mcphttp.Options, error) {
@@ -115,6 +118,9 @@ func (f *httpFlags) options(log *slog.Logger, maxBatch int) (mcphttp.Options, er
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return opts, fmt.Errorf("--tls-cert and --tls-key go together")
 	}
+	if err := f.h3.apply(&opts, f.tlsCert != ""); err != nil {
+		return opts, err
+	}
 	return opts, nil
 }
 
@@ -147,7 +153,7 @@ func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFl
 	if opts.Mode == mcphttp.Simple {
 		mode = "simple"
 	}
-	log.Info("serving MCP over HTTP", "url", scheme+"://"+opts.Addr+"/mcp", "mode", mode, "legacy_sse", opts.LegacySSE)
+	log.Info("serving MCP over HTTP", "url", scheme+"://"+opts.Addr+"/mcp", "mode", mode, "legacy_sse", opts.LegacySSE, "http3", opts.HTTP3)
 	return mcphttp.Serve(ctx, ln, srv, opts)
 }
 

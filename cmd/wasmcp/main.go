@@ -3,6 +3,7 @@
 //	wasmcp serve --tools DIR [--stdio] [--http ADDR]
 //	wasmcp inspect MODULE.wasm
 //	wasmcp call MODULE.wasm TOOL 'JSON-ARGS'
+//	wasmcp cert [--out DIR]
 package main
 
 import (
@@ -27,6 +28,7 @@ Usage:
   wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]   serve the modules in DIR
   wasmcp inspect MODULE.wasm                                 print a module's description and policy
   wasmcp call MODULE.wasm TOOL 'JSON-ARGS'                   run one tool once, print its result
+  wasmcp cert [--out DIR]                                    write a self-signed TLS certificate for local development
   wasmcp version                                             print the version
 
 Run 'wasmcp COMMAND --help' for a command's flags.
@@ -51,6 +53,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdInspect(ctx, args[1:], stdout, stderr)
 	case "call":
 		err = cmdCall(ctx, args[1:], stdout, stderr)
+	case "cert":
+		err = cmdCert(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "wasmcp", version)
 	case "help", "-h", "--help":

@@ -69,6 +69,7 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 		}
 		hs.Handler = h3.advertise(h)
 		h3.serve()
+		opts.Logger.Info("serving HTTP/3", "udp", h3.conn.LocalAddr().String(), "max_streams", h3.srv.QUICConfig.MaxIncomingStreams)
 	}
 	hs.Protocols = &protos
 	hs.RegisterOnShutdown(h.BeginShutdown)
