@@ -9,7 +9,16 @@
 //
 //	mcpload -url http://127.0.0.1:8080/mcp -tool word_count -args '{"text":"a b c"}' \
 //	        [-c 8] [-d 10s | -n 10000] [-warmup 1s] [-era modern|legacy] [-pid PID] [-json]
+//	        [-h2 | -http3] [-cacert CERT.pem]
 //	mcpload -table RESULT.json...   print a side-by-side table of -json results
+//
+// HTTP versions: HTTP/1.1 by default; -h2 speaks HTTP/2 (by ALPN over
+// https, with prior knowledge, h2c, over http); -http3 speaks HTTP/3 over
+// QUIC to the URL's host and port on UDP (https only). Each client has its
+// own connection in every version, so the versions are compared with the
+// same number of connections; an answer in another version than asked is
+// an error. -cacert names a certificate to trust, such as the one
+// 'wasmcp cert' writes.
 //
 // Eras:
 //   - modern (2026-07-28, stateless): every request carries the

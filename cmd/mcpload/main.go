@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -48,6 +49,9 @@ type config struct {
 	Version  string // legacy: the revision to initialize with
 	PID      int
 	Label    string
+	Proto    string // protoHTTP1, protoHTTP2 or protoHTTP3
+	CACert   string // PEM file of a certificate to trust (https)
+	roots    *x509.CertPool
 }
 
 // Report is the outcome of a run, as printed with -json.
@@ -55,6 +59,7 @@ type Report struct {
 	Label      string  `json:"label"`
 	URL        string  `json:"url"`
 	Era        string  `json:"era"`
+	Proto      string  `json:"proto"`
 	Tool       string  `json:"tool"`
 	Clients    int     `json:"clients"`
 	Seconds    float64 `json:"seconds"`
@@ -92,6 +97,7 @@ func run(args []string, stdout io.Writer) error {
 	var rawArgs string
 	var jsonOut bool
 	var table string
+	var h2, h3 bool
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080/mcp", "MCP endpoint (loopback only)")
 	fs.IntVar(&cfg.Clients, "c", 8, "concurrent clients, each with its own keep-alive connection")
 	fs.DurationVar(&cfg.Duration, "d", 10*time.Second, "how long to measure (after the warm-up); at most 30m")
@@ -104,6 +110,9 @@ func run(args []string, stdout io.Writer) error {
 	fs.StringVar(&cfg.Version, "version", legacyVersion, "legacy era: the protocol version to initialize with")
 	fs.IntVar(&cfg.PID, "pid", 0, "the server's process id, to report its CPU time per call and memory (Linux /proc)")
 	fs.StringVar(&cfg.Label, "label", "", "a name for this run in reports (default: the URL)")
+	fs.BoolVar(&h2, "h2", false, "speak HTTP/2 (by ALPN over https, h2c with prior knowledge over http)")
+	fs.BoolVar(&h3, "http3", false, "speak HTTP/3 over QUIC (https URL; the UDP port is the URL's)")
+	fs.StringVar(&cfg.CACert, "cacert", "", "PEM file of a certificate to trust for an https URL (e.g. one from 'wasmcp cert')")
 	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON")
 	fs.StringVar(&table, "table", "", "print a table of the -json reports in these comma-separated files and exit")
 	fs.Usage = func() {
@@ -120,6 +129,14 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.Args = json.RawMessage(rawArgs)
+	switch {
+	case h2 && h3:
+		return errors.New("-h2 and -http3 are exclusive")
+	case h2:
+		cfg.Proto = protoHTTP2
+	case h3:
+		cfg.Proto = protoHTTP3
+	}
 	if err := cfg.check(); err != nil {
 		return err
 	}
@@ -149,6 +166,9 @@ func (c *config) check() error {
 	}
 	if c.Tool == "" {
 		return errors.New("-tool is required")
+	}
+	if err := c.checkProto(u.Scheme == "https"); err != nil {
+		return err
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(c.Args, &obj); err != nil || obj == nil {
@@ -191,19 +211,12 @@ type client struct {
 	version string // the revision the calls declare
 	body    []byte
 	name    string // Mcp-Name value
+	major   int    // the HTTP major version answers must have
 }
 
 func newClient(cfg *config) *client {
-	tr := &http.Transport{
-		MaxIdleConns:        1,
-		MaxIdleConnsPerHost: 1,
-		MaxConnsPerHost:     1,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-	}
-	return &client{cfg: cfg, hc: &http.Client{Transport: tr, Timeout: cfg.Timeout}, name: mcphttp.EncodeHeaderValue(cfg.Tool)}
+	return &client{cfg: cfg, hc: &http.Client{Transport: newRoundTripper(cfg), Timeout: cfg.Timeout},
+		name: mcphttp.EncodeHeaderValue(cfg.Tool), major: protoMajor(cfg.Proto)}
 }
 
 // post sends one JSON-RPC message and returns the status, headers and the
@@ -233,6 +246,9 @@ func (cl *client) post(ctx context.Context, body []byte, method string, id int64
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
+	if resp.ProtoMajor != cl.major {
+		return 0, nil, nil, fmt.Errorf("the server answered in %s, not %s", resp.Proto, protoName(cl.cfg.Proto))
+	}
 	rd := io.LimitReader(resp.Body, maxBody)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		data, err := sseMessage(rd, id)
@@ -362,7 +378,7 @@ func (cl *client) close() {
 			}
 		}
 	}
-	cl.hc.CloseIdleConnections()
+	closeIdle(cl.hc.Transport)
 }
 
 // callBody builds the tools/call request with the id.
@@ -502,7 +518,7 @@ func load(ctx context.Context, cfg config) (*Report, error) {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
-	rep := &Report{Label: cfg.Label, URL: cfg.URL, Era: cfg.Era, Tool: cfg.Tool, Clients: cfg.Clients,
+	rep := &Report{Label: cfg.Label, URL: cfg.URL, Era: cfg.Era, Proto: protoName(cfg.Proto), Tool: cfg.Tool, Clients: cfg.Clients,
 		Requests: int64(len(all)), Errors: errorsN.Load(), ToolErrors: toolErrorsN.Load()}
 	if p := firstErr.Load(); p != nil {
 		rep.FirstError = *p
@@ -651,14 +667,14 @@ func printTable(w io.Writer, files []string) error {
 // relative to reps[base].
 func writeReports(w io.Writer, reps []Report, base int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	hdr := "server\tera\tclients\tcalls\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsrv CPU µs/call\tsrv RSS peak MiB\t"
+	hdr := "server\tera\tHTTP\tclients\tcalls\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsrv CPU µs/call\tsrv RSS peak MiB\t"
 	if base >= 0 {
 		hdr += "req/s vs " + reps[base].Label + "\tCPU/call vs " + reps[base].Label + "\t"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, r := range reps {
-		line := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t",
-			r.Label, r.Era, r.Clients, r.Requests, r.Errors+r.ToolErrors, r.RPS, r.P50ms, r.P90ms, r.P99ms, r.MaxMs,
+		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t",
+			r.Label, r.Era, orText(r.Proto, "HTTP/1.1"), r.Clients, r.Requests, r.Errors+r.ToolErrors, r.RPS, r.P50ms, r.P90ms, r.P99ms, r.MaxMs,
 			orDash(r.ServerCPUus, "%.0f"), orDash(float64(r.ServerRSSPeak)/1024, "%.1f"))
 		if base >= 0 {
 			b := reps[base]
@@ -686,4 +702,12 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// orText is s, or def when s is empty (reports written before the field).
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -54,7 +54,7 @@ type http3Server struct {
 	srv      *http3.Server
 	conn     net.PacketConn
 	altSvc   string
-	inflight atomic.Int64 // HTTP/3 requests in the handler
+	inflight atomic.Int64  // HTTP/3 requests in the handler
 	done     chan struct{} // closed when Serve has returned, with err set
 	err      error
 }
