@@ -32,7 +32,8 @@ type served struct {
 }
 
 // startServe starts wasmcp serve with args (which select the transport);
-// for HTTP pass "--http", "127.0.0.1:0" and the URL is read from the log.
+// for HTTP pass "--http", "127.0.0.1:0" and the URL (http or https) is
+// read from the log.
 // The process is killed when the test ends.
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
@@ -74,7 +75,7 @@ func startServe(t *testing.T, args ...string) *served {
 		}
 	})
 	if httpMode {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+		re := regexp.MustCompile(`url=(https?://\S+/mcp)`)
 		waitFor(t, 30*time.Second, "the HTTP listener", func() bool {
 			if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
 				s.url = m[1]

@@ -184,13 +184,19 @@ func (c *stdioLegacy) respond(id any, result string) {
 type httpLegacy struct {
 	t    *testing.T
 	url  string
+	hc   *http.Client // http.DefaultClient, or an HTTP/3 client
 	sid  string
 	r    *router
 	next atomic.Int64
 }
 
 func newHTTPLegacy(t *testing.T, url string) *httpLegacy {
-	c := &httpLegacy{t: t, url: url, r: newRouter()}
+	return newHTTPLegacyWith(t, url, http.DefaultClient)
+}
+
+// newHTTPLegacyWith is newHTTPLegacy over the client hc.
+func newHTTPLegacyWith(t *testing.T, url string, hc *http.Client) *httpLegacy {
+	c := &httpLegacy{t: t, url: url, hc: hc, r: newRouter()}
 	resp := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
 	c.sid = resp.Header.Get("Mcp-Session-Id")
 	c.read(resp)
@@ -204,7 +210,7 @@ func newHTTPLegacy(t *testing.T, url string) *httpLegacy {
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", c.sid)
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	get, err := http.DefaultClient.Do(req)
+	get, err := c.hc.Do(req)
 	if err != nil || get.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %v %v", err, get)
 	}
@@ -223,7 +229,7 @@ func (c *httpLegacy) post(body string) *http.Response {
 		req.Header.Set("Mcp-Session-Id", c.sid)
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func h3Client(t *testing.T, certFile string) *http.Client {
 func TestServeHTTP3(t *testing.T) {
 	t.Parallel()
 	cert, key := selfSigned(t)
-	base, stop := serveOn(t, Options{TLSCert: cert, TLSKey: key, HTTP3: true, ShutdownGrace: 20 * time.Second})
+	base, stop := serveOn(t, Options{TLSCert: cert, TLSKey: key, HTTP3: true, ShutdownGrace: 20 * time.Second, MaxBody: 64 << 10})
 	url := base + "/mcp"
 	port := base[strings.LastIndexByte(base, ':')+1:]
 
@@ -58,6 +58,13 @@ func TestServeHTTP3(t *testing.T) {
 	}
 	if resp, _ := postWith(t, c, url, with(modern("tools/list", ""), "Origin", "https://evil.example"), list); resp.StatusCode != 403 {
 		t.Fatalf("bad Origin over HTTP/3: %d", resp.StatusCode)
+	}
+
+	// An oversized body is refused with 413 and no Connection header,
+	// which HTTP/3 forbids (the client would reject the answer).
+	big := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + meta("") + `,"pad":"` + strings.Repeat("x", 70<<10) + `"}}`
+	if resp, body := postWith(t, c, url, modern("tools/list", ""), big); resp.StatusCode != 413 {
+		t.Fatalf("oversized body over HTTP/3: %d %s", resp.StatusCode, body)
 	}
 
 	// A legacy session: ask elicits on the POST's SSE stream; only a

@@ -29,7 +29,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	max := h.opts.MaxBody
 	if r.ContentLength > max {
 		h.refused.warn("body", "request refused: body larger than the cap", "content_length", r.ContentLength, "max_body", max)
-		tooLarge(w, max)
+		tooLarge(w, r, max)
 		return nil, false
 	}
 	// Bound the time a client may take to send its body (net/http's own
@@ -52,14 +52,14 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		}
 		n, err := r.Body.Read(buf[len(buf):cap(buf)])
 		if count.feed(buf[len(buf):len(buf)+n]) > h.opts.MaxBatch {
-			w.Header().Set("Connection", "close")
+			closeConn(w, r)
 			h.batchTooLarge(w)
 			return nil, false
 		}
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > max {
 			h.refused.warn("body", "request refused: body larger than the cap", "max_body", max)
-			tooLarge(w, max)
+			tooLarge(w, r, max)
 			return nil, false
 		}
 		if errors.Is(err, io.EOF) {
@@ -69,7 +69,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				h.refused.warn("body-slow", "request refused: body not received within the read timeout", "read_timeout", h.opts.ReadTimeout)
 			}
-			w.Header().Set("Connection", "close")
+			closeConn(w, r)
 			writeError(w, http.StatusBadRequest, nil, protocol.CodeParseError, "Parse error: reading the request body: "+err.Error())
 			return nil, false
 		}
@@ -124,8 +124,17 @@ func (c *batchCounter) feed(p []byte) int {
 	return c.commas + 1
 }
 
-func tooLarge(w http.ResponseWriter, max int64) {
-	w.Header().Set("Connection", "close")
+// closeConn asks an HTTP/1.1 client to close the connection after this
+// response. HTTP/2 and HTTP/3 forbid connection-specific headers (an HTTP/3
+// client rejects the response), and their streams end alone.
+func closeConn(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+}
+
+func tooLarge(w http.ResponseWriter, r *http.Request, max int64) {
+	closeConn(w, r)
 	writeError(w, http.StatusRequestEntityTooLarge, nil, protocol.CodeInvalidRequest,
 		"Invalid request: the body is larger than "+strconv.FormatInt(max, 10)+" bytes")
 }
@@ -296,7 +305,7 @@ func (h *Handler) legacy(w http.ResponseWriter, r *http.Request, msg *protocol.M
 	resp := h.srv.Handle(context.WithoutCancel(r.Context()), sess.ps, msg, s, hint)
 	if resp.Body == nil && h.shuttingDown() {
 		resp.Body = stoppedBody(msg.ID)
-		s.w.Header().Set("Connection", "close")
+		closeConn(s.w, r)
 		s.finish(resp, http.StatusServiceUnavailable)
 		return
 	}
@@ -367,7 +376,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 	hint := protocol.Hint{Version: hv, Principal: h.principal(r)}
 	out := h.srv.HandleBatch(ctx, ps, elems, stream, hint)
 	if out == nil && h.shuttingDown() && hasRequest(elems) {
-		stopped(w, nil)
+		stopped(w, r, nil)
 		return
 	}
 	if out == nil {
@@ -444,7 +453,7 @@ func stoppedBody(id []byte) []byte {
 
 // stopped answers a request that shutdown stopped before it had an
 // answer: an error and the connection closed, never an acceptance.
-func stopped(w http.ResponseWriter, id []byte) {
-	w.Header().Set("Connection", "close")
+func stopped(w http.ResponseWriter, r *http.Request, id []byte) {
+	closeConn(w, r)
 	writeJSON(w, http.StatusServiceUnavailable, stoppedBody(id))
 }
