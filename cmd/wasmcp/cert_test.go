@@ -68,17 +68,17 @@ func TestHTTP3Flags(t *testing.T) {
 		return &f, fs.Parse(args)
 	}
 	f, _ := parse("--http3", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--http3-max-streams", "32")
-	opts, err := f.options(nil)
+	opts, err := f.options(nil, 100)
 	if err != nil || !opts.HTTP3 || opts.HTTP3MaxStreams != 32 {
 		t.Fatalf("%+v %v", opts, err)
 	}
 	f, _ = parse("--tls-cert", "c.pem", "--tls-key", "k.pem")
-	if opts, err := f.options(nil); err != nil || opts.HTTP3 {
+	if opts, err := f.options(nil, 100); err != nil || opts.HTTP3 {
 		t.Fatalf("HTTP/3 without --http3: %+v %v", opts, err)
 	}
 	for _, args := range [][]string{{"--http3"}, {"--http3", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--http3-max-streams", "0"}} {
 		f, _ := parse(args...)
-		if _, err := f.options(nil); err == nil {
+		if _, err := f.options(nil, 100); err == nil {
 			t.Errorf("%v accepted", args)
 		}
 	}

@@ -61,7 +61,7 @@ type Options struct {
 	// long (Serve only). 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's header block, HTTP/1.1 and HTTP/2
-	// (Serve only); larger ones get 431. 0 means DefaultMaxHeaderBytes.
+	// and HTTP/3 (Serve only); larger ones get 431. 0 means DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
 	// MaxConns caps the connections open at once (Serve only): past it a
 	// new connection is closed as soon as accepted. 0 means

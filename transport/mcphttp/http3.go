@@ -39,9 +39,6 @@ const (
 	// side (control, QPACK encoder and decoder); the rest is slack for
 	// extensions. Server push is not used.
 	http3MaxUniStreams = 16
-	// http3MaxHeaderBytes caps a request's HEADERS frame, as
-	// http.DefaultMaxHeaderBytes does over TCP.
-	http3MaxHeaderBytes = http.DefaultMaxHeaderBytes
 	// altSvcMaxAge is how long (seconds) a client may remember the Alt-Svc
 	// advertisement: a day, so that a server that stops serving HTTP/3
 	// is not looked for on UDP for long.
@@ -70,6 +67,10 @@ func listenHTTP3(h http.Handler, tcpAddr net.Addr, tlsConf *tls.Config, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("mcphttp: HTTP/3 on UDP port %d: %w", ta.Port, err)
 	}
+	headerBytes := opts.MaxHeaderBytes // a HEADERS frame is capped as a TCP header block is
+	if headerBytes <= 0 {
+		headerBytes = DefaultMaxHeaderBytes
+	}
 	streams := opts.HTTP3MaxStreams
 	if streams <= 0 {
 		streams = DefaultHTTP3MaxStreams
@@ -79,7 +80,7 @@ func listenHTTP3(h http.Handler, tcpAddr net.Addr, tlsConf *tls.Config, opts Opt
 	s.srv = &http3.Server{
 		Handler:        s.count(h),
 		TLSConfig:      http3.ConfigureTLSConfig(tlsConf.Clone()),
-		MaxHeaderBytes: http3MaxHeaderBytes,
+		MaxHeaderBytes: headerBytes,
 		IdleTimeout:    http3IdleTimeout,
 		QUICConfig: &quic.Config{
 			MaxIncomingStreams:    int64(streams),
