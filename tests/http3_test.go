@@ -210,6 +210,17 @@ func TestHTTP3ModernEra(t *testing.T) {
 		}
 	}
 	ok()
+	// A subscriptions/listen stream is acknowledged at once (flushed).
+	listenCtx, endListen := context.WithCancel(context.Background())
+	defer endListen()
+	listen := h3Open(t, listenCtx, c, http.MethodPost, s.url, modernHeaders("subscriptions/listen", ""),
+		`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta+`}}`)
+	if ack := nextData(t, sseEvents(listen.Body), "the listen acknowledgement"); noteMethod(ack.data) != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("subscriptions/listen: %s", ack.data)
+	}
+	endListen()
+	listen.Body.Close()
+	ok()
 	// tools/call answered inline (JSON).
 	x := h3Do(t, c, http.MethodPost, s.url, modernHeaders("tools/call", "hash"),
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"},`+meta+`}}`)
