@@ -92,7 +92,11 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	case <-h3.stopped():
 		h.Close()
 		_ = hs.Close()
-		return fmt.Errorf("mcphttp: serving HTTP/3: %w", h3.close())
+		err := h3.close()
+		if err == nil {
+			err = errors.New("stopped")
+		}
+		return fmt.Errorf("mcphttp: serving HTTP/3: %w", err)
 	case <-ctx.Done():
 	}
 	opts.Logger.Info("shutting down HTTP", "grace", opts.ShutdownGrace)
