@@ -31,6 +31,10 @@
 // notifications/cancelled, DELETE and idle expiry are — except for a batch,
 // whose remaining elements stop when its client goes away.
 //
+// Serve speaks HTTP/1.1 and HTTP/2 on TCP and, with Options.HTTP3, HTTP/3
+// on the UDP port of the same number (quic-go), advertised to TCP clients
+// with Alt-Svc; the handler is the same for all three.
+//
 // Every request passes a Host allow-list (against DNS rebinding; loopback
 // names by default on a loopback bind) and an Origin check first: no
 // browser origin but the server's own is allowed unless listed.
