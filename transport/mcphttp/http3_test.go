@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -118,15 +119,35 @@ func TestServeHTTP3(t *testing.T) {
 	}
 	defer gresp.Body.Close()
 	gs := readSSE(gresp.Body)
+	// The call reports progress before it spins: once that event is read,
+	// the request is in the handler, and shutdown must let it finish.
+	req3, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"spin","arguments":{"ms":400},`+meta(`"progressToken":"s"`)+`}}`))
+	for k, v := range modern("tools/call", "spin") {
+		req3.Header.Set(k, v)
+	}
+	sresp, err := c.Do(req3)
+	if err != nil || sresp.StatusCode != 200 {
+		t.Fatalf("spin over HTTP/3: %v %v", sresp, err)
+	}
+	defer sresp.Body.Close()
+	ss := readSSE(sresp.Body)
+	if m := ss.nextMsg(t); m["method"] != "notifications/progress" {
+		t.Fatalf("spin's first event: %v", m)
+	}
 	spun := make(chan string, 1)
 	go func() {
-		_, b, err := postRaw(c, url, modern("tools/call", "spin"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"spin","arguments":{"ms":400},`+meta("")+`}}`)
-		if err != nil {
-			b = err.Error()
+		for {
+			ev, ok := <-ss.events
+			if !ok {
+				spun <- "stream ended without an answer"
+				return
+			}
+			if bytes.Contains(ev.data, []byte(`"result"`)) || bytes.Contains(ev.data, []byte(`"error"`)) {
+				spun <- string(ev.data)
+				return
+			}
 		}
-		spun <- b
 	}()
-	time.Sleep(150 * time.Millisecond)
 	start := time.Now()
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()

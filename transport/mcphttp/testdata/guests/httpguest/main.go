@@ -69,6 +69,7 @@ func main() {
 		})
 	guest.AddTool(s, guest.Tool{Name: "spin", Description: "Busy-loops ms milliseconds (cancellable, unlike a sleep)."},
 		func(c *guest.Context, in sleepIn) (string, error) {
+			c.Progress(0, 1, "spinning") // tells a client with a progress token that the call runs
 			end := time.Now().Add(time.Duration(in.MS) * time.Millisecond)
 			for n := 0; time.Now().Before(end); n++ {
 				spun += n
