@@ -269,6 +269,18 @@ func (h *Handler) wait(d time.Duration) bool {
 	}
 }
 
+// Routes are the paths the handler serves: /mcp, and /sse and /messages
+// when the 2024-11-05 HTTP+SSE pair is on. An embedder that mounts the
+// handler on its own mux registers each of them (ServeHTTP answers 404 for
+// any other path).
+func (h *Handler) Routes() []string {
+	routes := []string{"/mcp"}
+	if h.opts.LegacySSE && h.opts.Mode != Simple {
+		routes = append(routes, "/sse", "/messages")
+	}
+	return routes
+}
+
 // ServeHTTP routes a request: the Host and Origin checks, then /mcp (and,
 // when enabled, /sse and /messages).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
