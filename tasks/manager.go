@@ -54,6 +54,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Lease is how long this replica's claim on the tasks it runs lasts
+	// without renewal, with a Shared store (DefaultLease); it is renewed
+	// four times per lease.
+	Lease time.Duration
 }
 
 // LimitError is the error of a task refused because a cap is reached.
@@ -84,9 +88,10 @@ type run struct {
 // Manager applies the task rules on top of a Store. It is safe for
 // concurrent use.
 type Manager struct {
-	store Store
-	opts  Options
-	log   *slog.Logger
+	store  Store
+	shared Shared // store, when replicas share it; nil otherwise
+	opts   Options
+	log    *slog.Logger
 
 	mu       sync.Mutex
 	runs     map[string]*run
@@ -131,13 +136,20 @@ func NewManager(ctx context.Context, store Store, opts Options) (*Manager, error
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
 	m := &Manager{store: store, opts: opts, log: opts.Logger, runs: map[string]*run{},
 		perOwner: map[string]int{}, changed: map[string]chan struct{}{}, stop: make(chan struct{})}
+	m.shared, _ = store.(Shared)
 	if err := m.Recover(ctx); err != nil {
 		return nil, err
 	}
 	m.sweeping.Add(1)
 	go m.sweeper()
+	if m.shared != nil {
+		m.startShared()
+	}
 	return m, nil
 }
 
@@ -369,6 +381,7 @@ func (m *Manager) changedTask(t *Task, before Status) {
 			}
 		}
 	}
+	m.adoptLocked(t, before)
 	fn := m.onChange
 	m.mu.Unlock()
 	if fn != nil {
@@ -411,6 +424,7 @@ func (m *Manager) Wait(ctx context.Context, id, owner string) (*Task, error) {
 			case <-time.After(time.Second):
 				return nil, ErrClosed
 			}
+		case <-m.pollWait():
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
@@ -510,8 +524,12 @@ func (m *Manager) List(ctx context.Context, owner, session, cursor string, limit
 // process ended, and legacy tasks that waited for input (their guest was
 // waiting on a client connection that is gone), are marked failed with a
 // status message; modern tasks waiting for input stay resumable; expired
-// tasks are deleted.
+// tasks are deleted. With a Shared store, recovery is by lease instead
+// (see Shared): nothing is failed at start-up.
 func (m *Manager) Recover(ctx context.Context) error {
+	if m.shared != nil {
+		return m.recoverShared(ctx)
+	}
 	now := m.opts.Now()
 	var stale, expired []string
 	var waiting []*Task
@@ -569,6 +587,10 @@ func closedChan() chan struct{} {
 
 // Sweep deletes expired tasks, stopping the guests of those still running.
 func (m *Manager) Sweep(ctx context.Context) {
+	if m.shared != nil {
+		m.sweepShared(ctx)
+		return
+	}
 	now := m.opts.Now()
 	var expired []*Task
 	if err := m.store.Scan(ctx, func(t *Task) bool {
@@ -660,6 +682,10 @@ func (m *Manager) Close(ctx context.Context, wait time.Duration) error {
 		}
 		m.mu.Unlock()
 		t, err := m.Lookup(ctx, id)
+		if m.shared != nil && cancel == nil {
+			// With replicas, only the tasks whose guest runs here.
+			err = ErrNotFound
+		}
 		if err == nil && t.Status == Working || err == nil && t.Status == InputRequired && t.Era != Modern {
 			_, _ = m.Update(ctx, id, func(t *Task) error {
 				if err := m.Move(t, Failed, MsgShutdown); err != nil {
@@ -682,8 +708,16 @@ func (m *Manager) Close(ctx context.Context, wait time.Duration) error {
 		case <-c:
 		case <-deadline:
 			m.log.Warn("task guests still running at shutdown")
-			return m.store.Close()
+			return m.closeStore(ctx)
 		}
+	}
+	return m.closeStore(ctx)
+}
+
+// closeStore ends this replica's lease, if any, and closes the store.
+func (m *Manager) closeStore(ctx context.Context) error {
+	if m.shared != nil {
+		_ = m.shared.Drop(ctx)
 	}
 	return m.store.Close()
 }

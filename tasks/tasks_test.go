@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
 )
 
 func TestTransitions(t *testing.T) {
@@ -34,7 +35,8 @@ func TestTransitions(t *testing.T) {
 	}
 }
 
-// stores runs a test against both stores.
+// stores runs a test of the Store contract against every store: memory,
+// bbolt and Redis (a real redis-server, see openRedis).
 func stores(t *testing.T, f func(t *testing.T, s Store)) {
 	t.Run("memory", func(t *testing.T) { f(t, NewMemory()) })
 	t.Run("bolt", func(t *testing.T) {
@@ -45,6 +47,7 @@ func stores(t *testing.T, f func(t *testing.T, s Store)) {
 		t.Cleanup(func() { _ = b.Close() })
 		f(t, b)
 	})
+	t.Run("redis", func(t *testing.T) { f(t, openRedis(t, redistest.Start(t, false).URL())) })
 }
 
 func newTask(id, owner string, at time.Time) *Task {

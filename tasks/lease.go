@@ -1,0 +1,248 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// DefaultLease is how long a replica's claim on the tasks it runs lasts
+// without renewal, with a shared store.
+const DefaultLease = 10 * time.Second
+
+// sharedPoll is how often a waiter re-reads a task in a shared store, in
+// case a change published by another replica was lost (an outage).
+const sharedPoll = time.Second
+
+// Causes with which a replica stops a task's guest because of what another
+// replica did.
+var (
+	// ErrEndedElsewhere: another replica ended the task (say a
+	// tasks/cancel served there).
+	ErrEndedElsewhere = errors.New("task ended on another replica")
+)
+
+// Shared is a Store that several replicas share (Redis). With one, the
+// Manager keeps today's rules per task but recovers by lease instead of
+// failing every working task at start-up: each replica renews a lease
+// while it lives, the store records which replica runs each working task,
+// and a task whose replica stopped renewing is failed (MsgInterrupted) by
+// whichever replica notices. Changes made by other replicas reach this
+// one's waiters, guests (a cancellation stops the guest where it runs) and
+// OnChange observer.
+type Shared interface {
+	Store
+	// Replica is this process's id among the replicas.
+	Replica() string
+	// Renew extends this replica's lease to ttl from now.
+	Renew(ctx context.Context, ttl time.Duration) error
+	// Drop ends this replica's lease (at shutdown).
+	Drop(ctx context.Context) error
+	// Orphans returns the running tasks whose replica holds no lease, by
+	// id, with that replica's id.
+	Orphans(ctx context.Context) (map[string]string, error)
+	// Claim takes over task id from replica dead, if dead still runs it
+	// and still holds no lease; false when someone else did.
+	Claim(ctx context.Context, id, dead string) (bool, error)
+	// Watch calls fn with each task another replica created or changed,
+	// until ctx is done.
+	Watch(ctx context.Context, fn func(*Task))
+}
+
+// startShared starts the lease keeper and the watcher of other replicas'
+// changes; Close stops them.
+func (m *Manager) startShared() {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.sweeping.Add(3)
+	go func() {
+		defer m.sweeping.Done()
+		<-m.stop
+		cancel()
+	}()
+	go func() {
+		defer m.sweeping.Done()
+		m.shared.Watch(ctx, m.remoteChange)
+	}()
+	go func() {
+		defer m.sweeping.Done()
+		m.keepLease(ctx)
+	}()
+}
+
+// recoverShared is Recover with a shared store: the lease is taken at
+// once; orphans are found by the lease keeper, never by age.
+func (m *Manager) recoverShared(ctx context.Context) error {
+	if err := m.shared.Renew(ctx, m.opts.Lease); err != nil {
+		// Not fatal: the keeper retries, and task operations report the
+		// outage themselves.
+		m.log.Warn("tasks: cannot take this replica's lease", "err", err)
+	}
+	return nil
+}
+
+// keepLease renews this replica's lease four times per lease and fails
+// the tasks of replicas whose lease is gone. A task is taken over only
+// when its replica's lease was seen missing twice in a row, a quarter
+// lease apart, so a replica that lost its lease in an outage shorter than
+// that renews it first.
+func (m *Manager) keepLease(ctx context.Context) {
+	every := m.opts.Lease / 4
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	suspects := map[string]string{}
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := m.shared.Renew(ctx, m.opts.Lease); err != nil {
+			if !failing && ctx.Err() == nil {
+				m.log.Warn("tasks: cannot renew this replica's lease", "err", err)
+			}
+			failing = true
+			continue
+		}
+		if failing {
+			m.log.Info("tasks: the shared store is back; lease renewed")
+			failing = false
+		}
+		orphans, err := m.shared.Orphans(ctx)
+		if err != nil {
+			continue
+		}
+		next := map[string]string{}
+		for id, rid := range orphans {
+			if suspects[id] != rid {
+				next[id] = rid
+				continue
+			}
+			m.takeOver(ctx, id, rid)
+		}
+		suspects = next
+	}
+}
+
+// takeOver fails a task whose replica died, as Recover does after a
+// restart.
+func (m *Manager) takeOver(ctx context.Context, id, dead string) {
+	ok, err := m.shared.Claim(ctx, id, dead)
+	if err != nil || !ok {
+		return
+	}
+	_, err = m.Update(ctx, id, func(t *Task) error {
+		if err := m.Move(t, Failed, MsgInterrupted); err != nil {
+			return err
+		}
+		t.Error = &abi.Error{Code: abi.CodeInternalError, Message: MsgInterrupted}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrTerminal) && !errors.Is(err, ErrNotFound) {
+		m.log.Warn("tasks: cannot fail the task of a replica that stopped", "task", id, "replica", dead, "err", err)
+		return
+	}
+	m.log.Info("tasks: task of a replica that stopped renewing its lease failed", "task", id, "replica", dead)
+}
+
+// remoteChange applies a change another replica made: waiters wake, a
+// guest running here for a task that ended there stops, a task resumed
+// there stops counting here, and the observer is told.
+func (m *Manager) remoteChange(t *Task) {
+	var cancel context.CancelCauseFunc
+	m.mu.Lock()
+	if ch, ok := m.changed[t.ID]; ok {
+		close(ch)
+		delete(m.changed, t.ID)
+	}
+	if r, ok := m.runs[t.ID]; ok {
+		switch {
+		case t.Status.Terminal():
+			if r.counted {
+				m.uncount(r)
+			}
+			if r.cancel == nil {
+				delete(m.runs, t.ID)
+			} else {
+				cancel = r.cancel
+				if r.cancelAt.IsZero() {
+					r.cancelAt = time.Now()
+				}
+			}
+		case t.Status == Working && r.cancel == nil:
+			// Resumed by a tasks/update served on another replica,
+			// which runs it now.
+			if r.counted {
+				m.uncount(r)
+			}
+			delete(m.runs, t.ID)
+		}
+	}
+	fn := m.onChange
+	m.mu.Unlock()
+	if cancel != nil {
+		cause := ErrEndedElsewhere
+		if t.Status == Cancelled {
+			cause = ErrCancelledByClient
+		}
+		cancel(cause)
+	}
+	if fn != nil {
+		fn(t)
+	}
+}
+
+// adoptLocked makes a task that this replica moved back to working (a
+// resume after input) one of its runs, counted under the caps, when
+// another replica created it (m.mu held).
+func (m *Manager) adoptLocked(t *Task, before Status) {
+	if m.shared == nil || t.Status != Working || before.Terminal() {
+		return
+	}
+	if _, ok := m.runs[t.ID]; ok {
+		return
+	}
+	m.runs[t.ID] = &run{owner: t.Owner, counted: true, stopped: closedChan()}
+	m.active++
+	m.perOwner[t.Owner]++
+}
+
+// sweepShared is Sweep with a shared store, where the store expires
+// records itself: the guests here whose task is gone or expired stop.
+func (m *Manager) sweepShared(ctx context.Context) {
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.runs))
+	for id := range m.runs {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	now := m.opts.Now()
+	for _, id := range ids {
+		t, err := m.store.Get(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			t = &Task{ID: id}
+		case err != nil:
+			continue
+		case t.Expired(now):
+			if err := m.store.Delete(ctx, id); err != nil {
+				continue
+			}
+		default:
+			continue
+		}
+		m.stopGuest(id, ErrExpired)
+		m.forget(t)
+	}
+}
+
+// pollWait is a channel a waiter also wakes on with a shared store, nil
+// otherwise.
+func (m *Manager) pollWait() <-chan time.Time {
+	if m.shared == nil {
+		return nil
+	}
+	return time.After(sharedPoll)
+}

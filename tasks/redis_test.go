@@ -1,0 +1,342 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
+)
+
+// openRedis opens the store on url, closed at the end of the test.
+func openRedis(t *testing.T, url string) *Redis {
+	t.Helper()
+	r, err := OpenRedis(context.Background(), url, RedisOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// Task TTLs are Redis expiries: an expired record is gone, its index entry
+// is dropped by List without shortening a page, and a TTL changed by
+// Update moves the expiry.
+func TestRedisExpiry(t *testing.T) {
+	srv := redistest.Start(t, false)
+	s := openRedis(t, srv.URL())
+	ctx := context.Background()
+	now := time.Now()
+	for i := 0; i < 5; i++ {
+		tk := newTask(fmt.Sprintf("a%d", i), "alice", now.Add(time.Duration(i)*time.Millisecond))
+		if i == 1 || i == 2 {
+			tk.TTL = 300 * time.Millisecond
+		}
+		if err := s.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pttl, err := s.Client().PTTL(ctx, s.taskKey("a1")).Result()
+	if err != nil || pttl <= 0 || pttl > 300*time.Millisecond {
+		t.Fatalf("expiry of a1: %v %v", pttl, err)
+	}
+	up, err := s.Update(ctx, "a2", func(t *Task) error { t.TTL = time.Hour; return nil })
+	if err != nil || up.TTL != time.Hour {
+		t.Fatalf("update ttl: %v", err)
+	}
+	if pttl, _ := s.Client().PTTL(ctx, s.taskKey("a2")).Result(); pttl < 59*time.Minute {
+		t.Fatalf("expiry of a2 after its TTL changed: %v", pttl)
+	}
+	// An update that keeps the TTL keeps the expiry.
+	if _, err := s.Update(ctx, "a1", func(t *Task) error { t.StatusMessage = "x"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if pttl, _ := s.Client().PTTL(ctx, s.taskKey("a1")).Result(); pttl <= 0 || pttl > 300*time.Millisecond {
+		t.Fatalf("expiry of a1 after an update: %v", pttl)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := s.Get(ctx, "a1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("expired task: %v", err)
+	}
+	page, err := s.List(ctx, "alice", "", 2)
+	if err != nil || len(page) != 2 || page[0].ID != "a0" || page[1].ID != "a2" {
+		t.Fatalf("first page: %v %v", ids(page), err)
+	}
+	page, err = s.List(ctx, "alice", orderKey(page[1]), 2)
+	if err != nil || fmt.Sprint(ids(page)) != "[a3 a4]" {
+		t.Fatalf("second page: %v %v", ids(page), err)
+	}
+	if n, _ := s.Client().ZCard(ctx, s.ownerKey("alice")).Result(); n != 4 {
+		t.Fatalf("owner index keeps %d entries, want 4", n)
+	}
+	if pttl, _ := s.Client().PTTL(ctx, s.ownerKey("alice")).Result(); pttl < 59*time.Minute {
+		t.Fatalf("the owner index expires before its last task: %v", pttl)
+	}
+}
+
+func ids(ts []*Task) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.ID)
+	}
+	return out
+}
+
+// Updates of one task from two replicas (two clients, two connection
+// pools) lose nothing.
+func TestRedisUpdateAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t, false)
+	a, b := openRedis(t, srv.URL()), openRedis(t, srv.URL())
+	ctx := context.Background()
+	if err := a.Create(ctx, newTask("x", "", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 40; i++ {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Update(ctx, "x", func(t *Task) error {
+				t.TTL += time.Millisecond
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, _ := b.Get(ctx, "x")
+	if got.TTL != time.Hour+40*time.Millisecond {
+		t.Fatalf("lost updates: ttl %s", got.TTL)
+	}
+}
+
+func TestRedisURL(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	s := openRedis(t, srv.URL()+"/3?key_prefix=p1:&dial_timeout=1s")
+	if s.Prefix() != "p1:" || s.Client().Options().DB != 3 {
+		t.Fatalf("prefix %q db %d", s.Prefix(), s.Client().Options().DB)
+	}
+	if _, err := OpenRedis(ctx, "redis://127.0.0.1:1?bogus=1", RedisOptions{}); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("unknown option: %v", err)
+	}
+	_, err := OpenRedis(ctx, "redis://user:s3cret@127.0.0.1:1", RedisOptions{})
+	if !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("unreachable server: %v", err)
+	}
+	if _, err := OpenRedis(ctx, "http://127.0.0.1", RedisOptions{}); err == nil {
+		t.Fatal("an http URL was accepted")
+	}
+}
+
+// replica is a Manager on its own connection to srv, as another process
+// would have.
+func replica(t *testing.T, srv *redistest.Server, opts Options) *Manager {
+	t.Helper()
+	return newManager(t, openRedis(t, srv.URL()), opts)
+}
+
+// A task created on one replica is read, waited for, cancelled and
+// observed on another; the cancellation stops the guest where it runs.
+func TestRedisReplicas(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	a, b := replica(t, srv, Options{}), replica(t, srv, Options{})
+	seen := make(chan *Task, 16)
+	b.OnChange(func(t *Task) { seen <- t })
+	stopped := make(chan error, 1)
+	tk := create(t, a, "alice", func(cause error) { stopped <- cause })
+	if got := <-seen; got.ID != tk.ID || got.Status != Working {
+		t.Fatalf("b observed %+v", got)
+	}
+	if _, err := b.Get(ctx, tk.ID, "bob"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another owner on b: %v", err)
+	}
+	got, err := b.Get(ctx, tk.ID, "alice")
+	if err != nil || got.Status != Working {
+		t.Fatalf("get on b: %+v %v", got, err)
+	}
+	// A wait on b ends when a finishes the task; b's observer sees it.
+	other := create(t, a, "alice", nil)
+	<-seen
+	waited := make(chan *Task, 1)
+	go func() {
+		w, err := b.Wait(ctx, other.ID, "alice")
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- w
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := a.Finish(ctx, other.ID, Completed, "", []byte(`{"content":[]}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-waited:
+		if w.Status != Completed || string(w.Result) != `{"content":[]}` {
+			t.Fatalf("waited on b: %+v", w)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("b's waiter did not wake")
+	}
+	if got := <-seen; got.ID != other.ID || got.Status != Completed {
+		t.Fatalf("b observed %+v", got)
+	}
+	// Cancel through b: the guest on a stops, a's caps free the place.
+	if all, _ := a.Running(""); all != 1 {
+		t.Fatalf("a runs %d tasks", all)
+	}
+	c, err := b.Cancel(ctx, tk.ID, "alice")
+	if err != nil || c.Status != Cancelled {
+		t.Fatalf("cancel on b: %+v %v", c, err)
+	}
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, ErrCancelledByClient) {
+			t.Fatalf("guest on a stopped with %v", cause)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancellation did not reach a")
+	}
+	a.Stopped(tk.ID)
+	if all, _ := a.Running(""); all != 0 {
+		t.Fatalf("a still counts %d tasks", all)
+	}
+	if _, err := a.Finish(ctx, tk.ID, Completed, "", []byte(`{}`), nil); !errors.Is(err, ErrTerminal) {
+		t.Fatalf("the guest's late result: %v", err)
+	}
+}
+
+// A modern task waiting for input, created on a, is resumed by b: b runs
+// it (and counts it), a forgets it.
+func TestRedisResumeElsewhere(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	a, b := replica(t, srv, Options{}), replica(t, srv, Options{})
+	tk := create(t, a, "", nil)
+	if _, err := a.Update(ctx, tk.ID, func(t *Task) error {
+		t.Inputs = []InputRequest{{Key: "k", Method: "elicitation/create", Params: []byte(`{}`)}}
+		return a.Move(t, InputRequired, "")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := a.Running(""); all != 1 {
+		t.Fatalf("a counts %d", all)
+	}
+	if _, err := b.Update(ctx, tk.ID, func(t *Task) error { return b.Move(t, Working, "") }); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Attach(tk.ID, func(error) { go b.Stopped(tk.ID) }) {
+		t.Fatal("b cannot attach a guest to the task it resumed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		all, _ := a.Running("")
+		if all == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a still counts the task b resumed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if all, _ := b.Running(""); all != 1 {
+		t.Fatalf("b counts %d", all)
+	}
+	if run, _ := b.store.(*Redis).Client().HGet(ctx, b.store.(*Redis).runningKey(), tk.ID).Result(); run != b.store.(*Redis).Replica() {
+		t.Fatalf("the task runs on %q, want b", run)
+	}
+}
+
+// Recovery by lease: a replica that stops renewing (killed) has its
+// running tasks failed by another within about 1.5 leases; a replica
+// starting does not touch the tasks of live replicas.
+func TestRedisLease(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	const lease = 400 * time.Millisecond
+	deadStore := openRedis(t, srv.URL())
+	dead, err := NewManager(ctx, deadStore, Options{Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := replica(t, srv, Options{Lease: lease})
+	doomed := create(t, dead, "", func(error) {})
+	kept := create(t, live, "", func(error) {})
+	waiting := create(t, dead, "", nil)
+	if _, err := dead.Update(ctx, waiting.ID, func(t *Task) error { return dead.Move(t, InputRequired, "") }); err != nil {
+		t.Fatal(err)
+	}
+	// The process dies: its connection goes, nothing is closed properly.
+	_ = deadStore.Close()
+	killed := time.Now()
+	// A replica starting meanwhile fails nothing that is alive.
+	late := replica(t, srv, Options{Lease: lease})
+	for {
+		got, err := late.Lookup(ctx, doomed.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == Failed {
+			if got.StatusMessage != MsgInterrupted || got.Error == nil || got.Error.Message != MsgInterrupted {
+				t.Fatalf("failed task: %+v", got)
+			}
+			break
+		}
+		if time.Since(killed) > 3*lease {
+			t.Fatalf("the dead replica's task is still %s after %s", got.Status, time.Since(killed))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("failed %s after the replica died (lease %s)", time.Since(killed).Round(time.Millisecond), lease)
+	time.Sleep(lease)
+	if got, _ := live.Lookup(ctx, kept.ID); got.Status != Working {
+		t.Fatalf("a live replica's task is %s", got.Status)
+	}
+	if got, _ := live.Lookup(ctx, waiting.ID); got.Status != InputRequired {
+		t.Fatalf("a modern task waiting for input is %s; it stays resumable", got.Status)
+	}
+	// Closing a replica fails what it runs, at once.
+	_ = live.Close(ctx, time.Second)
+	if got, _ := late.Lookup(ctx, kept.ID); got.Status != Failed || got.StatusMessage != MsgShutdown {
+		t.Fatalf("after its replica shut down: %+v", got)
+	}
+}
+
+// Redis unavailable: task operations fail with ErrUnavailable, and work
+// again when it returns.
+func TestRedisUnavailable(t *testing.T) {
+	srv := redistest.Start(t, true)
+	ctx := context.Background()
+	m := replica(t, srv, Options{Lease: time.Second})
+	tk := create(t, m, "", nil)
+	if _, err := m.Finish(ctx, tk.ID, Completed, "", []byte(`{"content":[]}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	if _, err := m.Get(ctx, tk.ID, ""); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("get during the outage: %v", err)
+	}
+	slot, _ := m.Reserve("")
+	if err := m.Create(ctx, &Task{ID: NewID(), Era: Modern, Tool: "x"}, slot, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("create during the outage: %v", err)
+	}
+	if all, _ := m.Running(""); all != 0 {
+		t.Fatalf("a refused task holds a place: %d", all)
+	}
+	srv.Restart()
+	got, err := m.Get(ctx, tk.ID, "")
+	if err != nil || got.Status != Completed || string(got.Result) != `{"content":[]}` {
+		t.Fatalf("after the restart (appendonly): %+v %v", got, err)
+	}
+	create(t, m, "", nil)
+}
