@@ -131,6 +131,12 @@ Flags:
 	// Ends the guests of running tasks (marked failed) before the engine
 	// closes.
 	defer taskMgr.Close(context.Background(), 5*time.Second)
+	if stateKey == nil && tf.redis != nil {
+		// Replicas sharing a store share the sealing key too.
+		if stateKey, err = tf.redis.SharedKey(ctx, "state-key", minStateKey); err != nil {
+			return fmt.Errorf("--store: the shared state key (or give --state-key-file): %w", err)
+		}
+	}
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
 		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline()})
 	reg := registry.New(*tools, engine, srv, log)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/protocol"
@@ -25,6 +26,10 @@ type taskFlags struct {
 	maxTasks     int
 	maxPerClient int
 	sweep        time.Duration
+	store        string
+	lease        time.Duration
+	// redis is the shared store when --store names one (set by manager).
+	redis *tasks.Redis
 }
 
 func (f *taskFlags) register(fs *flag.FlagSet) {
@@ -36,6 +41,8 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxTasks, "max-tasks", tasks.DefaultMaxActive, "tasks running (or waiting for input) at once on this server")
 	fs.IntVar(&f.maxPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "tasks running (or waiting for input) at once per client principal")
 	fs.DurationVar(&f.sweep, "task-sweep", tasks.DefaultSweepEvery, "interval of the sweeper that deletes expired tasks")
+	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options of go-redis and key_prefix= (default "+tasks.DefaultRedisPrefix+"); replaces --data-dir")
+	fs.DurationVar(&f.lease, "task-lease", tasks.DefaultLease, "with --store: how long the tasks this replica runs stay its own without renewal; a replica that stops renewing has its running tasks failed by another")
 }
 
 // defaultDataDir is the per-user data directory: $XDG_DATA_HOME/wasmcp,
@@ -85,11 +92,27 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 	if f.maxTasks <= 0 || f.maxPerClient <= 0 {
 		return nil, errors.New("--max-tasks and --max-tasks-per-client must be positive")
 	}
+	if f.lease <= 0 {
+		return nil, errors.New("--task-lease must be positive")
+	}
 	opts := tasks.Options{TTL: f.ttl, MaxTTL: f.maxTTL, PollInterval: f.pollInterval,
-		MaxActive: f.maxTasks, MaxPerOwner: f.maxPerClient, SweepEvery: f.sweep, Logger: log}
+		MaxActive: f.maxTasks, MaxPerOwner: f.maxPerClient, SweepEvery: f.sweep, Logger: log, Lease: f.lease}
 	var store tasks.Store
-	switch f.dataDir {
-	case "-":
+	switch {
+	case f.store != "":
+		if f.dataDir != "" {
+			return nil, errors.New("--store and --data-dir are exclusive")
+		}
+		if !strings.HasPrefix(f.store, "redis://") && !strings.HasPrefix(f.store, "rediss://") && !strings.HasPrefix(f.store, "unix://") {
+			return nil, errors.New("--store: want a redis://, rediss:// or unix:// URL")
+		}
+		r, err := tasks.OpenRedis(ctx, f.store, tasks.RedisOptions{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("--store: %w", err)
+		}
+		f.redis, store = r, r
+		log.Info("task store shared in redis", "addr", r.Client().Options().Addr, "prefix", r.Prefix(), "replica", r.Replica())
+	case f.dataDir == "-":
 		store = tasks.NewMemory()
 		log.Info("tasks are kept in memory (--data-dir -)")
 	default:
