@@ -121,10 +121,22 @@ func unavailable(err error) error {
 		return err
 	case errors.Is(err, redis.ErrClosed):
 		return ErrClosed
-	case errors.As(err, &re):
+	case errors.As(err, &re) && !transient(re.Error()):
 		return fmt.Errorf("tasks: redis: %w", err)
 	}
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// transient reports whether a reply of the server says it cannot serve
+// for now (loading its data after a restart, a replica without its
+// primary, a busy script).
+func transient(msg string) bool {
+	for _, p := range []string{"LOADING ", "MASTERDOWN ", "BUSY ", "TRYAGAIN ", "CLUSTERDOWN "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Replica is this process's id among the replicas (random per process).
