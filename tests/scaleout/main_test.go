@@ -46,7 +46,8 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	toolsDir = filepath.Join(dir, "tools")
-	for src, out := range map[string]string{"../conformance/fixture/tasks": "tasks.wasm", "../testdata/taskguest": "taskguest.wasm"} {
+	for src, out := range map[string]string{"../conformance/fixture/tasks": "tasks.wasm",
+		"../conformance/fixture/interactive": "interactive.wasm", "../testdata/taskguest": "taskguest.wasm"} {
 		if err := guestbuild.Build(ctx, src, filepath.Join(toolsDir, out)); err != nil {
 			fmt.Fprintln(os.Stderr, "scaleout:", err)
 			return 1

@@ -271,3 +271,27 @@ func TestLegacySessionsBehindProxy(t *testing.T) {
 		must(t, proxy, "tools/call", `{"name":"greet","arguments":{"name":"x"}}`)
 	}
 }
+
+// Multi round-trip requests across replicas with no --state-key-file: the
+// replicas share the sealing key through Redis, read once at start, so
+// rounds keep working on any replica even while Redis is down.
+func TestMRTRAcrossReplicasSharedKey(t *testing.T) {
+	srv, rs := cluster(t, 2)
+	a, b := rs[0], rs[1]
+	const tool = `"name":"test_input_required_result_multi_round","arguments":{}`
+	r1 := must(t, a.url(), "tools/call", `{`+tool+`}`)
+	if r1["resultType"] != "input_required" {
+		t.Fatalf("round 1: %v", r1)
+	}
+	r2 := must(t, b.url(), "tools/call", `{`+tool+`,"requestState":"`+r1["requestState"].(string)+
+		`","inputResponses":{"step1":{"action":"accept","content":{"name":"Alice"}}}}`)
+	if r2["resultType"] != "input_required" {
+		t.Fatalf("round 2 on the other replica: %v", r2)
+	}
+	srv.Kill()
+	r3 := must(t, a.url(), "tools/call", `{`+tool+`,"requestState":"`+r2["requestState"].(string)+
+		`","inputResponses":{"step2":{"action":"accept","content":{"color":"blue"}}}}`)
+	if r3["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r3["content"]), "Alice likes blue") {
+		t.Fatalf("round 3 with Redis down: %v", r3)
+	}
+}
