@@ -16,7 +16,11 @@
 // expiry and at shutdown.
 //
 // A Store is a small key-value contract (create, get, read-modify-write,
-// delete, list by owner, scan) so that a store shared by several replicas
-// (Redis, say) can implement it; the Manager's caps and cancel functions are
-// per process.
+// delete, list by owner, scan) with three implementations: Memory, Bolt and
+// Redis. Redis is shared by several replicas and implements Shared: the
+// Manager then recovers by lease (a task whose replica stopped renewing its
+// lease is failed by another) instead of failing everything working at
+// start-up, and applies the changes other replicas publish (waking waiters,
+// stopping a guest cancelled elsewhere, telling its observer). The
+// Manager's caps and cancel functions are per process.
 package tasks
