@@ -110,6 +110,7 @@ func (m *Manager) keepLease(ctx context.Context) {
 			m.log.Info("tasks: the shared store is back; lease renewed")
 			failing = false
 		}
+		m.renewHolds(ctx)
 		orphans, err := m.shared.Orphans(ctx)
 		if err != nil {
 			continue

@@ -58,6 +58,11 @@ type Options struct {
 	// without renewal, with a Shared store (DefaultLease); it is renewed
 	// four times per lease.
 	Lease time.Duration
+	// Limiter, when set, also counts the per-principal cap (MaxPerOwner)
+	// there — across replicas with Redis.Limiter — under the key
+	// "tasks:" + principal; each place is held for Lease and renewed
+	// while the task is active here.
+	Limiter Limiter
 }
 
 // LimitError is the error of a task refused because a cap is reached.
@@ -83,6 +88,7 @@ type run struct {
 	cancel   context.CancelCauseFunc // stops the task's guest; nil when none runs
 	stopped  chan struct{}           // closed when no guest runs any more
 	cancelAt time.Time               // when the guest was told to stop
+	hold     Hold                    // the place under Options.Limiter, if any
 }
 
 // Manager applies the task rules on top of a Store. It is safe for
@@ -177,6 +183,7 @@ func NewID() string {
 type Slot struct {
 	m     *Manager
 	owner string
+	hold  Hold
 	once  sync.Once
 }
 
@@ -196,18 +203,28 @@ func (m *Manager) Reserve(owner string) (*Slot, error) {
 	}
 	m.active++
 	m.perOwner[owner]++
-	return &Slot{m: m, owner: owner}, nil
+	if m.opts.Limiter == nil {
+		return &Slot{m: m, owner: owner}, nil
+	}
+	m.mu.Unlock()
+	hold, err := m.acquire(owner)
+	m.mu.Lock()
+	if hold == nil {
+		m.uncount(&run{owner: owner})
+		return nil, err
+	}
+	return &Slot{m: m, owner: owner, hold: hold}, nil
 }
 
 // Release gives the slot back (no-op once the slot is consumed or
 // released).
 func (s *Slot) Release() {
-	s.once.Do(func() { s.m.release(s.owner) })
+	s.once.Do(func() { s.m.release(s.owner, s.hold) })
 }
 
-func (m *Manager) release(owner string) {
+func (m *Manager) release(owner string, hold Hold) {
 	m.mu.Lock()
-	m.uncount(&run{owner: owner})
+	m.uncount(&run{owner: owner, hold: hold})
 	m.mu.Unlock()
 }
 
@@ -259,7 +276,7 @@ func (m *Manager) Create(ctx context.Context, t *Task, slot *Slot, cancel contex
 	m.mu.Lock()
 	slot.once.Do(func() {}) // the run owns the place from now on
 	consumed = true
-	m.runs[t.ID] = &run{owner: t.Owner, counted: true, cancel: cancel, stopped: make(chan struct{})}
+	m.runs[t.ID] = &run{owner: t.Owner, counted: true, cancel: cancel, stopped: make(chan struct{}), hold: slot.hold}
 	fn := m.onChange
 	m.mu.Unlock()
 	if cancel == nil {
@@ -460,6 +477,10 @@ func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Task, error) {
 // uncount stops counting a run against the caps (m.mu held).
 func (m *Manager) uncount(r *run) {
 	r.counted = false
+	if h := r.hold; h != nil {
+		r.hold = nil
+		go m.releaseHold(h)
+	}
 	m.active--
 	if m.perOwner[r.owner]--; m.perOwner[r.owner] <= 0 {
 		delete(m.perOwner, r.owner)

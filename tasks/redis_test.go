@@ -340,3 +340,105 @@ func TestRedisUnavailable(t *testing.T) {
 	}
 	create(t, m, "", nil)
 }
+
+// The limiters: places up to the limit, given back on release; Redis
+// places of a holder that stopped renewing come back after their hold;
+// windows count events.
+func TestLimiters(t *testing.T) {
+	srv := redistest.Start(t, false)
+	r := openRedis(t, srv.URL())
+	ctx := context.Background()
+	for name, l := range map[string]Limiter{"local": NewLocalLimiter(), "redis": r.Limiter()} {
+		t.Run(name, func(t *testing.T) {
+			h1, ok1, err1 := l.Acquire(ctx, "k", 2, time.Minute)
+			_, ok2, err2 := l.Acquire(ctx, "k", 2, time.Minute)
+			_, ok3, err3 := l.Acquire(ctx, "k", 2, time.Minute)
+			if !ok1 || !ok2 || ok3 || err1 != nil || err2 != nil || err3 != nil {
+				t.Fatalf("acquire: %v %v %v (%v %v %v)", ok1, ok2, ok3, err1, err2, err3)
+			}
+			if _, ok, _ := l.Acquire(ctx, "other", 2, time.Minute); !ok {
+				t.Fatal("keys share places")
+			}
+			_ = h1.Release(ctx)
+			_ = h1.Release(ctx) // once
+			if _, ok, _ := l.Acquire(ctx, "k", 2, time.Minute); !ok {
+				t.Fatal("a released place is not free")
+			}
+			if _, ok, _ := l.Acquire(ctx, "k", 2, time.Minute); ok {
+				t.Fatal("a double release freed two places")
+			}
+			for i := 0; i < 3; i++ {
+				if ok, _, err := l.Allow(ctx, "w", 3, 400*time.Millisecond); !ok || err != nil {
+					t.Fatalf("event %d refused: %v", i, err)
+				}
+			}
+			ok, after, err := l.Allow(ctx, "w", 3, 400*time.Millisecond)
+			if ok || err != nil || after <= 0 || after > 400*time.Millisecond {
+				t.Fatalf("fourth event: %v %v %v", ok, after, err)
+			}
+			time.Sleep(after + 20*time.Millisecond)
+			if ok, _, _ := l.Allow(ctx, "w", 3, 400*time.Millisecond); !ok {
+				t.Fatal("the next window refuses")
+			}
+		})
+	}
+	l := r.Limiter()
+	kept, _, _ := l.Acquire(ctx, "h", 2, 300*time.Millisecond)
+	if _, ok, _ := l.Acquire(ctx, "h", 2, 300*time.Millisecond); !ok {
+		t.Fatal("second place")
+	}
+	time.Sleep(150 * time.Millisecond)
+	if ok, err := kept.Renew(ctx, 300*time.Millisecond); !ok || err != nil {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	// The unrenewed place is back; the renewed one is still held.
+	if _, ok, _ := l.Acquire(ctx, "h", 2, time.Minute); !ok {
+		t.Fatal("an expired place did not come back")
+	}
+	if _, ok, _ := l.Acquire(ctx, "h", 2, time.Minute); ok {
+		t.Fatal("a renewed place was lost")
+	}
+}
+
+// --max-tasks-per-client across replicas.
+func TestRedisPerOwnerCapAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	ra, rb := openRedis(t, srv.URL()), openRedis(t, srv.URL())
+	a := newManager(t, ra, Options{MaxPerOwner: 2, Limiter: ra.Limiter()})
+	b := newManager(t, rb, Options{MaxPerOwner: 2, Limiter: rb.Limiter()})
+	create(t, a, "alice", nil)
+	tb := create(t, b, "alice", nil)
+	var le *LimitError
+	if _, err := a.Reserve("alice"); !errors.As(err, &le) || !le.PerOwner {
+		t.Fatalf("third task of alice on a: %v", err)
+	}
+	if s, err := a.Reserve("bob"); err != nil {
+		t.Fatalf("bob: %v", err)
+	} else {
+		s.Release()
+	}
+	if _, err := b.Finish(ctx, tb.ID, Completed, "", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, err := a.Reserve("alice")
+		if err == nil {
+			s.Release()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a place freed on b is not free on a: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	srv.Kill()
+	if _, err := a.Reserve("carol"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("reserve with Redis down: %v", err)
+	}
+	if all, _ := a.Running(""); all != 1 {
+		t.Fatalf("a refused reservation holds a place: %d", all)
+	}
+}

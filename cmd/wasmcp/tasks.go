@@ -39,7 +39,7 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.maxTTL, "task-max-ttl", tasks.DefaultMaxTTL, "the longest TTL a client may ask for")
 	fs.DurationVar(&f.pollInterval, "task-poll-interval", tasks.DefaultPollInterval, "polling interval suggested to clients")
 	fs.IntVar(&f.maxTasks, "max-tasks", tasks.DefaultMaxActive, "tasks running (or waiting for input) at once on this server")
-	fs.IntVar(&f.maxPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "tasks running (or waiting for input) at once per client principal")
+	fs.IntVar(&f.maxPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "tasks running (or waiting for input) at once per client principal (with --store, across all replicas)")
 	fs.DurationVar(&f.sweep, "task-sweep", tasks.DefaultSweepEvery, "interval of the sweeper that deletes expired tasks")
 	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options of go-redis and key_prefix= (default "+tasks.DefaultRedisPrefix+"); replaces --data-dir")
 	fs.DurationVar(&f.lease, "task-lease", tasks.DefaultLease, "with --store: how long the tasks this replica runs stay its own without renewal; a replica that stops renewing has its running tasks failed by another")
@@ -111,6 +111,7 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 			return nil, fmt.Errorf("--store: %w", err)
 		}
 		f.redis, store = r, r
+		opts.Limiter = r.Limiter() // --max-tasks-per-client counts across replicas
 		log.Info("task store shared in redis", "addr", r.Client().Options().Addr, "prefix", r.Prefix(), "replica", r.Replica())
 	case f.dataDir == "-":
 		store = tasks.NewMemory()
