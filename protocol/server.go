@@ -40,6 +40,16 @@ type Options struct {
 	// TaskInline is how long a modern tools/call that may become a task
 	// runs inline before it does; 0 means DefaultTaskInline (100 ms).
 	TaskInline time.Duration
+	// Fanout, when set, also carries the list changes and resource
+	// updates guests announce to the other replicas of a deployment,
+	// which deliver them with Broadcast.
+	Fanout Fanout
+}
+
+// Fanout carries a guest's announcement (a list-changed method, or
+// notifications/resources/updated with its uri) to other replicas.
+type Fanout interface {
+	Publish(method, uri string)
 }
 
 // Server answers MCP requests from the current Catalog. It is safe for

@@ -228,7 +228,7 @@ func mustString(s string) []byte { return appendString(nil, s) }
 func (p *peer) guestNotify(method string, params []byte) {
 	r := p.r
 	if method != abi.MethodResourceUpdated {
-		r.srv.broadcast(method, "")
+		r.srv.announce(method, "")
 		return
 	}
 	var u struct {
@@ -241,7 +241,30 @@ func (p *peer) guestNotify(method string, params []byte) {
 		r.srv.log.Debug("guest announced an update of a resource it does not serve; dropped", "uri", u.URI)
 		return
 	}
-	r.srv.broadcast(method, u.URI)
+	r.srv.announce(method, u.URI)
+}
+
+// announce broadcasts a guest's announcement here and, through the
+// Fanout, on the other replicas.
+func (s *Server) announce(method, uri string) {
+	s.broadcast(method, uri)
+	if s.opts.Fanout != nil {
+		s.opts.Fanout.Publish(method, uri)
+	}
+}
+
+// Broadcast delivers a list change or resource update another replica's
+// guest announced (see Options.Fanout) to the listeners here that asked
+// for it. Other methods are ignored.
+func (s *Server) Broadcast(method, uri string) {
+	switch method {
+	case abi.MethodToolsListChanged, abi.MethodPromptsListChanged, abi.MethodResourcesListChanged:
+		s.broadcast(method, "")
+	case abi.MethodResourceUpdated:
+		if uri != "" {
+			s.broadcast(method, uri)
+		}
+	}
 }
 
 // serves reports whether mod serves uri, directly or through a template.

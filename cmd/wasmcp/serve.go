@@ -137,8 +137,19 @@ Flags:
 			return fmt.Errorf("--store: the shared state key (or give --state-key-file): %w", err)
 		}
 	}
+	var fanout *redisFanout
+	var fo protocol.Fanout
+	if tf.redis != nil {
+		fanout = newRedisFanout(tf.redis, log)
+		fo = fanout
+	}
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
-		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline()})
+		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo})
+	if fanout != nil {
+		fctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go fanout.deliver(fctx, srv)
+	}
 	reg := registry.New(*tools, engine, srv, log)
 	if *skillsDir != "" {
 		reg.ServeSkills(*skillsDir)

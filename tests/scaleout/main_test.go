@@ -357,11 +357,19 @@ func waitStatus(t *testing.T, url, id, status string, limit time.Duration) (map[
 // the notifications/tasks params it receives.
 func listen(t *testing.T, url string, ids ...string) <-chan map[string]any {
 	t.Helper()
+	idsJSON, _ := json.Marshal(ids)
+	return listenFor(t, url, `{"taskIds":`+string(idsJSON)+`}`, "notifications/tasks")
+}
+
+// listenFor opens subscriptions/listen with filter (its notifications
+// param) and returns the params of the notifications of method it
+// receives.
+func listenFor(t *testing.T, url, filter, method string) <-chan map[string]any {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	idsJSON, _ := json.Marshal(ids)
 	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(nextID.Add(1), 10) + `,"method":"subscriptions/listen","params":` +
-		withMeta(`{"notifications":{"taskIds":`+string(idsJSON)+`}}`) + `}`
+		withMeta(`{"notifications":`+filter+`}`) + `}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -397,7 +405,7 @@ func listen(t *testing.T, url string, ids ...string) <-chan map[string]any {
 			switch n.Method {
 			case "notifications/subscriptions/acknowledged":
 				close(acked)
-			case "notifications/tasks":
+			case method:
 				out <- n.Params
 			}
 		}

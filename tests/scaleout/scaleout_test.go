@@ -295,3 +295,16 @@ func TestMRTRAcrossReplicasSharedKey(t *testing.T) {
 		t.Fatalf("round 3 with Redis down: %v", r3)
 	}
 }
+
+// A list change a guest announces on one replica reaches the listeners of
+// every replica.
+func TestAnnouncementsReachOtherReplicas(t *testing.T) {
+	_, rs := cluster(t, 2)
+	notes := listenFor(t, rs[1].url(), `{"toolsListChanged":true}`, "notifications/tools/list_changed")
+	must(t, rs[0].url(), "tools/call", `{"name":"test_trigger_tool_change","arguments":{}}`)
+	select {
+	case <-notes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other replica's listener heard nothing")
+	}
+}
