@@ -74,7 +74,7 @@ func (m *Manager) startShared() {
 // recoverShared is Recover with a shared store: the lease is taken at
 // once; orphans are found by the lease keeper, never by age.
 func (m *Manager) recoverShared(ctx context.Context) error {
-	if err := m.shared.Renew(ctx, m.opts.Lease); err != nil {
+	if err := m.shared.Renew(ctx, m.leaseKey()); err != nil {
 		// Not fatal: the keeper retries, and task operations report the
 		// outage themselves.
 		m.log.Warn("tasks: cannot take this replica's lease", "err", err)
@@ -82,13 +82,19 @@ func (m *Manager) recoverShared(ctx context.Context) error {
 	return nil
 }
 
-// keepLease renews this replica's lease four times per lease and fails
+// leaseKey is how long a renewal keeps the lease key: three quarters of
+// the lease, so that with the two checks an eighth of a lease apart that
+// confirm a missing key, a dead replica's tasks fail within the lease.
+func (m *Manager) leaseKey() time.Duration { return m.opts.Lease * 3 / 4 }
+
+// keepLease renews this replica's lease every eighth of a lease and fails
 // the tasks of replicas whose lease is gone. A task is taken over only
-// when its replica's lease was seen missing twice in a row, a quarter
-// lease apart, so a replica that lost its lease in an outage shorter than
-// that renews it first.
+// when its replica's lease was seen missing twice in a row, an eighth of a
+// lease apart, so a replica whose renewals failed for a while (an outage
+// of Redis shorter than about three quarters of the lease) renews it
+// first.
 func (m *Manager) keepLease(ctx context.Context) {
-	every := m.opts.Lease / 4
+	every := m.opts.Lease / 8
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	suspects := map[string]string{}
@@ -99,7 +105,7 @@ func (m *Manager) keepLease(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if err := m.shared.Renew(ctx, m.opts.Lease); err != nil {
+		if err := m.shared.Renew(ctx, m.leaseKey()); err != nil {
 			if !failing && ctx.Err() == nil {
 				m.log.Warn("tasks: cannot renew this replica's lease", "err", err)
 			}

@@ -55,8 +55,8 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Lease is how long this replica's claim on the tasks it runs lasts
-	// without renewal, with a Shared store (DefaultLease); it is renewed
-	// four times per lease.
+	// without renewal, with a Shared store (DefaultLease): a replica that
+	// stops renewing has its running tasks failed by another within it.
 	Lease time.Duration
 	// Limiter, when set, also counts the per-principal cap (MaxPerOwner)
 	// there — across replicas with Redis.Limiter — under the key

@@ -55,6 +55,11 @@ type RedisOptions struct {
 func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		// url.Error repeats the URL, which may hold a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("tasks: redis URL: %w", err)
 	}
 	q := u.Query()
