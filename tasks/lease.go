@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -211,9 +212,35 @@ func (m *Manager) adoptLocked(t *Task, before Status) {
 	if _, ok := m.runs[t.ID]; ok {
 		return
 	}
-	m.runs[t.ID] = &run{owner: t.Owner, counted: true, stopped: closedChan()}
+	r := &run{owner: t.Owner, counted: true, stopped: closedChan()}
+	m.runs[t.ID] = r
 	m.active++
 	m.perOwner[t.Owner]++
+	if m.opts.Limiter != nil {
+		// It counts under the shared per-principal cap too (it passed
+		// the cap where it was created).
+		go m.holdFor(r)
+	}
+}
+
+// holdFor takes a place under the Limiter for an adopted run, past the
+// cap.
+func (m *Manager) holdFor(r *run) {
+	ctx, cancel := context.WithTimeout(context.Background(), limiterTimeout)
+	defer cancel()
+	h, ok, err := m.opts.Limiter.Acquire(ctx, "tasks:"+r.owner, math.MaxInt32, m.opts.Lease)
+	if err != nil || !ok {
+		return
+	}
+	m.mu.Lock()
+	keep := r.counted && r.hold == nil
+	if keep {
+		r.hold = h
+	}
+	m.mu.Unlock()
+	if !keep {
+		m.releaseHold(h)
+	}
 }
 
 // sweepShared is Sweep with a shared store, where the store expires
