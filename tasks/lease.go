@@ -47,15 +47,21 @@ type Shared interface {
 	// Claim takes over task id from replica dead, if dead still runs it
 	// and still holds no lease; false when someone else did.
 	Claim(ctx context.Context, id, dead string) (bool, error)
-	// Watch calls fn with each task another replica created or changed,
-	// until ctx is done.
-	Watch(ctx context.Context, fn func(*Task))
+	// Watch starts calling fn with each task another replica creates or
+	// changes from now on, until ctx is done; done is closed when it
+	// stopped. An error says the subscription is not confirmed yet (it is
+	// retried).
+	Watch(ctx context.Context, fn func(*Task)) (done <-chan struct{}, err error)
 }
 
 // startShared starts the lease keeper and the watcher of other replicas'
 // changes; Close stops them.
 func (m *Manager) startShared() {
 	ctx, cancel := context.WithCancel(context.Background())
+	watching, err := m.shared.Watch(ctx, m.remoteChange)
+	if err != nil {
+		m.log.Warn("tasks: cannot follow the other replicas' changes yet", "err", err)
+	}
 	m.sweeping.Add(3)
 	go func() {
 		defer m.sweeping.Done()
@@ -64,7 +70,7 @@ func (m *Manager) startShared() {
 	}()
 	go func() {
 		defer m.sweeping.Done()
-		m.shared.Watch(ctx, m.remoteChange)
+		<-watching
 	}()
 	go func() {
 		defer m.sweeping.Done()

@@ -506,34 +506,45 @@ func (r *Redis) Claim(ctx context.Context, id, dead string) (bool, error) {
 	return n == 1, nil
 }
 
-// Watch implements Shared: it calls fn with each task another replica
-// created or changed, until ctx is done. The subscription reconnects by
+// Watch implements Shared: it subscribes to the changes of the other
+// replicas (waiting up to a few seconds for the subscription to be
+// confirmed, so that no change made after Watch returns is missed), then
+// calls fn with each until ctx is done. The subscription reconnects by
 // itself after an outage (changes made meanwhile are not replayed; the
-// Manager's waiters poll as well).
-func (r *Redis) Watch(ctx context.Context, fn func(*Task)) {
+// Manager's waiters poll as well); an error says the first subscription
+// failed, and delivery starts when Redis answers.
+func (r *Redis) Watch(ctx context.Context, fn func(*Task)) (<-chan struct{}, error) {
 	ps := r.rdb.Subscribe(ctx, r.channel())
-	defer ps.Close()
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	_, err := ps.Receive(sctx)
+	cancel()
 	ch := ps.Channel(redis.WithChannelSize(1024))
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-ch:
-			if !ok {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
 				return
+			case msg, ok := <-ch:
+				if !ok {
+					return
+				}
+				from, rec, found := strings.Cut(msg.Payload, "\n")
+				if !found || from == r.replica {
+					continue
+				}
+				var t Task
+				if err := json.Unmarshal([]byte(rec), &t); err != nil {
+					r.log.Warn("tasks: unreadable change from another replica", "replica", from, "err", err)
+					continue
+				}
+				fn(&t)
 			}
-			from, rec, found := strings.Cut(msg.Payload, "\n")
-			if !found || from == r.replica {
-				continue
-			}
-			var t Task
-			if err := json.Unmarshal([]byte(rec), &t); err != nil {
-				r.log.Warn("tasks: unreadable change from another replica", "replica", from, "err", err)
-				continue
-			}
-			fn(&t)
 		}
-	}
+	}()
+	return done, unavailable(err)
 }
 
 // SharedKey returns a secret of n random bytes shared by every replica
