@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
 // BenchmarkDeadlineChecks measures what stopping a guest at its deadline
@@ -45,7 +46,7 @@ func BenchmarkDeadlineChecks(b *testing.B) {
 		{"spin1e7", "callheavy", "spin", `{"n":10000000}`},
 	}
 	// wazero: WithCloseOnContextDone, the engine's default. instrumented:
-	// the host's loop checks (Config.InstrumentLoops, interrupt.go).
+	// the host's loop checks (Config.InstrumentLoops, wasmrewrite.Instrument).
 	// none: no way to stop a loop at all — the floor, not an option.
 	for _, variant := range []string{"wazero", "instrumented", "none"} {
 		b.Run("checks="+variant, func(b *testing.B) {
@@ -61,7 +62,7 @@ func BenchmarkDeadlineChecks(b *testing.B) {
 			for _, c := range calls {
 				wasm := guests[c.guest]
 				if variant == "instrumented" {
-					if wasm, err = instrument(wasm); err != nil {
+					if wasm, err = wasmrewrite.Instrument(wasm); err != nil {
 						b.Fatalf("%s: %v", c.guest, err)
 					}
 				}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
 // Config configures an Engine.
@@ -26,7 +28,7 @@ type Config struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// InstrumentLoops stops guests at their deadline with loop checks the
-	// host inserts into each module (interrupt.go) instead of wazero's
+	// host inserts into each module (package internal/wasmrewrite) instead of wazero's
 	// WithCloseOnContextDone, which calls into Go at every loop iteration:
 	// a C guest's call is about 3x cheaper. A module the rewriter does not
 	// understand falls back to WithCloseOnContextDone. wasmcp serve turns
@@ -89,7 +91,7 @@ func (e *Engine) Logger() *slog.Logger { return e.log }
 
 // runtimeKey names a runtime: a memory cap and whether instances are
 // closed when their context ends (WithCloseOnContextDone, used only for
-// modules that could not be instrumented, see interrupt.go).
+// modules that could not be instrumented, see compile).
 type runtimeKey struct {
 	pages       uint32
 	closeOnDone bool
@@ -136,4 +138,46 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	errs = append(errs, e.cache.Close(ctx))
 	return errors.Join(errs...)
+}
+
+// interruptExport is the global an instrumented module exports: a call sets
+// it when its context ends and the module's loops trap.
+const interruptExport = wasmrewrite.InterruptExport
+
+// compile compiles wasm on the runtime for its memory cap that closes
+// instances when their context ends. With Config.InstrumentLoops it then
+// instruments the (now validated) module (wasmrewrite.Instrument) and
+// compiles that on a runtime without WithCloseOnContextDone; when the
+// module cannot be instrumented the first compilation is kept, so the
+// module is still interruptible, only slower. interrupt reports whether
+// the module was instrumented. A nil runtime means the engine could not
+// provide one (err says why); otherwise err is the module's compile error.
+func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
+	if r, err = e.runtime(ctx, pages, true); err != nil {
+		return nil, nil, false, err
+	}
+	// The module as it is comes first, even when it will be instrumented:
+	// wazero validates it, so the rewriter only ever sees valid modules
+	// and can never turn an invalid one into a valid one (say, one whose
+	// code names a global that only the rewrite adds: the stop flag). With
+	// the compilation cache this costs one more cache read per load.
+	if code, err = r.CompileModule(ctx, wasm); err != nil || !e.cfg.InstrumentLoops {
+		return r, code, false, err
+	}
+	iw, ierr := wasmrewrite.Instrument(wasm)
+	if ierr == nil {
+		ri, rerr := e.runtime(ctx, pages, false)
+		if rerr != nil {
+			_ = code.Close(ctx)
+			return nil, nil, false, rerr
+		}
+		icode, cerr := ri.CompileModule(ctx, iw)
+		if cerr == nil {
+			_ = code.Close(ctx)
+			return ri, icode, true, nil
+		}
+		ierr = cerr
+	}
+	e.log.Info("module not instrumented; wazero checks its deadline", "module", name, "reason", ierr)
+	return r, code, false, nil
 }

@@ -38,7 +38,7 @@ type Module struct {
 	gate    *gate
 	seq     atomic.Int64
 
-	// interrupt: the module was instrumented (interrupt.go); a call stops
+	// interrupt: the module was instrumented (Engine.compile); a call stops
 	// it by setting its interruptExport global.
 	interrupt bool
 }

@@ -1,0 +1,507 @@
+package wasmrewrite
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Caps are structural limits a module must fit before a WebAssembly
+// engine sees it. wazero's decoder allocates what a module declares (a
+// count of tables, of locals, of bytes) before it reads what follows, and
+// its compiler is superlinear in block nesting; Check refuses a module
+// outside these caps in time linear in its size, allocating little.
+type Caps struct {
+	ModuleBytes  int    // the whole binary
+	Types        uint32 // function types
+	Params       uint32 // parameters (and, separately, results) of one type
+	Imports      uint32
+	Functions    uint32 // imported and defined
+	Tables       uint32 // imported and defined
+	Memories     uint32 // imported and defined
+	Globals      uint32 // imported and defined
+	Tags         uint32
+	Exports      uint32
+	ElemSegments uint32
+	DataSegments uint32
+	BodyBytes    uint32 // one function body
+	Locals       uint32 // declared locals of one function
+	Nesting      uint32 // block, loop and if nesting in one function
+	LoopNesting  uint32 // loops nested in loops in one function
+	// NestingWork bounds, over the whole module, the sum of the depths at
+	// which blocks open, and LoopWork the sum of the loop depths at which
+	// loops open: wazero's compile time grows with them (a straight nest
+	// of depth d costs d²/2), so they bound many functions each nested
+	// just under the per-function caps.
+	NestingWork, LoopWork uint64
+	BrTable               uint32 // targets of one br_table
+}
+
+// DefaultCaps are the caps the host uses. Most are the limits browsers'
+// engines publish for WebAssembly (V8's wasm-limits.h, shared with
+// SpiderMonkey and JavaScriptCore): a module they refuse runs nowhere on
+// the web either. Tables and memories are far below the browsers' (the
+// host runs one memory, and every table is memory the linear-memory cap
+// does not see), and Nesting is chosen from wazero's compile time (see
+// BenchmarkCompileNesting and the limits section of ARCHITECTURE.md).
+func DefaultCaps() Caps {
+	return Caps{
+		ModuleBytes:  256 << 20,
+		Types:        1_000_000,
+		Params:       1_000,
+		Imports:      100_000,
+		Functions:    1_000_000,
+		Tables:       100,
+		Memories:     1,
+		Globals:      1_000_000,
+		Tags:         1_000_000,
+		Exports:      100_000,
+		ElemSegments: 10_000_000,
+		DataSegments: 100_000,
+		BodyBytes:    7_654_321,
+		Locals:       50_000,
+		Nesting:      10_000,
+		LoopNesting:  1_000,
+		NestingWork:  100_000_000,
+		LoopWork:     5_000_000,
+		BrTable:      65_520,
+	}
+}
+
+// ErrOverCap is wrapped by Check's errors for a module that is well
+// formed as far as Check read it but exceeds one of its Caps.
+var ErrOverCap = errors.New("over a structural limit")
+
+// Info is what Check learned of a module.
+type Info struct {
+	Imports []Import
+	// Tables are the tables the module defines (not imports), in order.
+	Tables []Limits
+	// Functions counts imported and defined functions.
+	Functions uint32
+}
+
+// Check reads a whole module and refuses it, with an error naming the
+// part and the cap, when it is malformed (an error wrapping
+// ErrUnsupported) or exceeds c (an error wrapping ErrOverCap). Every
+// vector's declared length is checked against the bytes left, so no count
+// a module declares can make its decoder allocate more than a small
+// multiple of the module's size. Check does not validate types or
+// indices: wazero does, once Check has passed the module.
+func Check(wasm []byte, c Caps) (*Info, error) {
+	if len(wasm) > c.ModuleBytes {
+		return nil, overCap("the module is %d bytes; the limit is %d", len(wasm), c.ModuleBytes)
+	}
+	secs, err := Sections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	info := &Info{}
+	var tables, memories, globals uint32
+	last := byte(0)
+	for _, s := range secs {
+		if s.ID != SecCustom {
+			if s.ID >= byte(len(rank)) || rank[s.ID] == 0 {
+				return nil, fmt.Errorf("%w: unknown section id %d", ErrUnsupported, s.ID)
+			}
+			if last != 0 && !before(last, s.ID) {
+				return nil, fmt.Errorf("%w: section %d out of order or repeated", ErrUnsupported, s.ID)
+			}
+			last = s.ID
+		}
+		r := &Reader{B: s.Body}
+		var err error
+		switch s.ID {
+		case SecCustom:
+			err = checkCustom(r)
+		case SecType:
+			err = checkTypes(r, c)
+		case SecImport:
+			if err = checkCount(r, c.Imports, "imports"); err == nil {
+				info.Imports, err = readImports(s.Body)
+				r.I = len(r.B)
+			}
+			for _, im := range info.Imports {
+				switch im.Kind {
+				case ImportFunc:
+					info.Functions++
+				case ImportTable:
+					tables++
+				case ImportMemory:
+					memories++
+				case ImportGlobal:
+					globals++
+				}
+			}
+		case SecFunction:
+			var n uint32
+			if n, err = vec(r, "functions"); err == nil {
+				for i := uint32(0); i < n; i++ {
+					r.U32()
+				}
+				info.Functions += n
+				if info.Functions > c.Functions {
+					err = overCap("%d functions; the limit is %d", info.Functions, c.Functions)
+				}
+			}
+		case SecTable:
+			var n uint32
+			if n, err = vec(r, "tables"); err == nil {
+				for i := uint32(0); i < n && r.Err == nil; i++ {
+					r.Byte() // reference type
+					info.Tables = append(info.Tables, r.Limits())
+				}
+			}
+			tables += n
+		case SecMemory:
+			var n uint32
+			if n, err = vec(r, "memories"); err == nil {
+				for i := uint32(0); i < n && r.Err == nil; i++ {
+					r.Limits()
+				}
+			}
+			memories += n
+		case SecTag:
+			err = checkCount(r, c.Tags, "tags")
+			for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
+				r.Byte()
+				r.U32()
+			}
+		case SecGlobal:
+			var n uint32
+			if n, err = vec(r, "globals"); err == nil {
+				for i := uint32(0); i < n && r.Err == nil; i++ {
+					r.Byte()
+					r.Byte()
+					constExpr(r)
+				}
+			}
+			globals += n
+		case SecExport:
+			err = checkCount(r, c.Exports, "exports")
+			for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
+				r.Name()
+				r.Byte()
+				r.U32()
+			}
+		case SecStart:
+			r.U32()
+		case SecElement:
+			err = checkElements(r, c)
+		case SecDataCount:
+			r.U32()
+		case SecCode:
+			err = checkCode(r, c)
+		case SecData:
+			err = checkData(r, c)
+		}
+		if err == nil && r.Err == nil && !r.Done() {
+			r.Fail("trailing bytes")
+		}
+		if err == nil {
+			err = r.Err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("section %d: %w", s.ID, err)
+		}
+	}
+	switch {
+	case tables > c.Tables:
+		return nil, overCap("%d tables; the limit is %d", tables, c.Tables)
+	case memories > c.Memories:
+		return nil, overCap("%d memories; the limit is %d", memories, c.Memories)
+	case globals > c.Globals:
+		return nil, overCap("%d globals; the limit is %d", globals, c.Globals)
+	case info.Functions > c.Functions:
+		return nil, overCap("%d functions; the limit is %d", info.Functions, c.Functions)
+	}
+	return info, nil
+}
+
+func overCap(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrOverCap, fmt.Sprintf(format, a...))
+}
+
+// vec reads a vector's length, which must not exceed the bytes left (every
+// element takes at least one byte).
+func vec(r *Reader, what string) (uint32, error) {
+	n := r.U32()
+	if r.Err != nil {
+		return 0, r.Err
+	}
+	if int64(n) > int64(len(r.B)-r.I) {
+		return 0, fmt.Errorf("%w: %d %s declared in %d bytes", ErrUnsupported, n, what, len(r.B)-r.I)
+	}
+	return n, nil
+}
+
+// checkCount reads a vector's length and checks it against a cap, leaving
+// the reader where it was.
+func checkCount(r *Reader, cap uint32, what string) error {
+	at := r.I
+	n, err := vec(r, what)
+	if err == nil && n > cap {
+		err = overCap("%d %s; the limit is %d", n, what, cap)
+	}
+	r.I = at
+	return err
+}
+
+func checkTypes(r *Reader, c Caps) error {
+	n, err := vec(r, "types")
+	if err != nil {
+		return err
+	}
+	if n > c.Types {
+		return overCap("%d types; the limit is %d", n, c.Types)
+	}
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		if form := r.Byte(); form != 0x60 {
+			r.Fail(fmt.Sprintf("type form 0x%02x", form))
+			break
+		}
+		for _, what := range []string{"parameters", "results"} {
+			k, err := vec(r, what)
+			if err != nil {
+				return err
+			}
+			if k > c.Params {
+				return overCap("type %d has %d %s; the limit is %d", i, k, what, c.Params)
+			}
+			for ; k > 0; k-- {
+				valType(r)
+			}
+		}
+	}
+	return nil
+}
+
+// valType reads a value type (a reference type's heap type included).
+func valType(r *Reader) {
+	switch t := r.Byte(); t {
+	case 0x7F, 0x7E, 0x7D, 0x7C, 0x7B, 0x70, 0x6F:
+	default:
+		r.Fail(fmt.Sprintf("value type 0x%02x", t))
+	}
+}
+
+// constExpr reads a constant expression up to its end.
+func constExpr(r *Reader) {
+	for depth := 0; r.Err == nil; {
+		switch op, _ := r.Instr(); op {
+		case 0x02, 0x03, 0x04:
+			depth++
+		case 0x0B:
+			if depth == 0 {
+				return
+			}
+			depth--
+		}
+	}
+}
+
+func checkElements(r *Reader, c Caps) error {
+	n, err := vec(r, "element segments")
+	if err != nil {
+		return err
+	}
+	if n > c.ElemSegments {
+		return overCap("%d element segments; the limit is %d", n, c.ElemSegments)
+	}
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		flags := r.U32()
+		if flags > 7 {
+			r.Fail(fmt.Sprintf("element segment flags %d", flags))
+			break
+		}
+		if flags&3 == 2 { // active with a table index
+			r.U32()
+		}
+		if flags&1 == 0 { // active: offset
+			constExpr(r)
+		}
+		if flags&3 != 0 { // elemkind or reftype
+			r.Byte()
+		}
+		k, err := vec(r, "elements")
+		if err != nil {
+			return err
+		}
+		for ; k > 0 && r.Err == nil; k-- {
+			if flags&4 == 0 {
+				r.U32()
+			} else {
+				constExpr(r)
+			}
+		}
+	}
+	return nil
+}
+
+func checkData(r *Reader, c Caps) error {
+	n, err := vec(r, "data segments")
+	if err != nil {
+		return err
+	}
+	if n > c.DataSegments {
+		return overCap("%d data segments; the limit is %d", n, c.DataSegments)
+	}
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		switch flags := r.U32(); flags {
+		case 0:
+			constExpr(r)
+		case 1:
+		case 2:
+			r.U32()
+			constExpr(r)
+		default:
+			r.Fail(fmt.Sprintf("data segment flags %d", flags))
+		}
+		r.Bytes(int(r.U32()))
+	}
+	return nil
+}
+
+func checkCode(r *Reader, c Caps) error {
+	n, err := vec(r, "function bodies")
+	if err != nil {
+		return err
+	}
+	var work, loops uint64
+	var stack []bool
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		size := r.U32()
+		if size > c.BodyBytes {
+			return overCap("function body %d is %d bytes; the limit is %d", i, size, c.BodyBytes)
+		}
+		body := r.Bytes(int(size))
+		if r.Err != nil {
+			break
+		}
+		w, lw, err := checkBody(body, c, &stack)
+		if err != nil {
+			return fmt.Errorf("function body %d: %w", i, err)
+		}
+		if work += w; work > c.NestingWork {
+			return overCap("nesting work (the sum of the depths at which blocks open) over %d, reached in function body %d", c.NestingWork, i)
+		}
+		if loops += lw; loops > c.LoopWork {
+			return overCap("loop nesting work (the sum of the loop depths at which loops open) over %d, reached in function body %d", c.LoopWork, i)
+		}
+	}
+	return nil
+}
+
+// checkBody reads one function body: locals, nesting and br_table sizes.
+// It returns the body's nesting work and loop work. stack is scratch
+// space, reused across bodies.
+func checkBody(fn []byte, c Caps, stack *[]bool) (work, loopWork uint64, err error) {
+	r := &Reader{B: fn}
+	groups, err := vec(r, "local groups")
+	if err != nil {
+		return 0, 0, err
+	}
+	var locals uint64
+	for ; groups > 0 && r.Err == nil; groups-- {
+		locals += uint64(r.U32())
+		if locals > uint64(c.Locals) {
+			return 0, 0, overCap("more than %d locals", c.Locals)
+		}
+		valType(r)
+	}
+	// The open blocks, innermost last: true for a loop. The function's
+	// own block is the first.
+	open := append((*stack)[:0], false)
+	defer func() { *stack = open }()
+	var loopDepth uint32
+	for !r.Done() {
+		if r.B[r.I] == 0x0E { // br_table: its length first
+			r.I++
+			k, err := vec(r, "br_table targets")
+			if err != nil {
+				return 0, 0, err
+			}
+			if k > c.BrTable {
+				return 0, 0, overCap("a br_table of %d targets; the limit is %d", k, c.BrTable)
+			}
+			for ; k > 0; k-- {
+				r.U32()
+			}
+			r.U32()
+			continue
+		}
+		switch op, _ := r.Instr(); op {
+		case 0x02, 0x03, 0x04:
+			if uint32(len(open)) >= c.Nesting {
+				return 0, 0, overCap("blocks nested deeper than %d", c.Nesting)
+			}
+			open = append(open, op == 0x03)
+			work += uint64(len(open))
+			if op == 0x03 {
+				if loopDepth++; loopDepth > c.LoopNesting {
+					return 0, 0, overCap("loops nested deeper than %d", c.LoopNesting)
+				}
+				loopWork += uint64(loopDepth)
+			}
+		case 0x0B:
+			if len(open) == 0 {
+				r.Fail("end without a block")
+				break
+			}
+			if open[len(open)-1] {
+				loopDepth--
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	if r.Err == nil && len(open) != 0 {
+		r.Fail("function body ends inside a block")
+	}
+	return work, loopWork, r.Err
+}
+
+// checkCustom reads a custom section's name and, for the "name" section
+// (which wazero decodes), the counts of its function and local names.
+func checkCustom(r *Reader) error {
+	if r.Name() != "name" || r.Err != nil {
+		r.I = len(r.B)
+		return r.Err
+	}
+	for !r.Done() {
+		id := r.Byte()
+		sub := &Reader{B: r.Bytes(int(r.U32()))}
+		if r.Err != nil {
+			return r.Err
+		}
+		switch id {
+		case 1: // function names
+			n, err := vec(sub, "function names")
+			if err != nil {
+				return err
+			}
+			for ; n > 0 && sub.Err == nil; n-- {
+				sub.U32()
+				sub.Name()
+			}
+		case 2: // local names
+			n, err := vec(sub, "functions with local names")
+			if err != nil {
+				return err
+			}
+			for ; n > 0 && sub.Err == nil; n-- {
+				sub.U32()
+				k, err := vec(sub, "local names")
+				if err != nil {
+					return err
+				}
+				for ; k > 0 && sub.Err == nil; k-- {
+					sub.U32()
+					sub.Name()
+				}
+			}
+		}
+		if sub.Err != nil {
+			return sub.Err
+		}
+	}
+	return nil
+}

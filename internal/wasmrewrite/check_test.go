@@ -1,0 +1,43 @@
+package wasmrewrite
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCheckRefuses(t *testing.T) {
+	sec := func(id byte, body ...byte) []byte {
+		return append(append([]byte{id}, AppendU32(nil, uint32(len(body)))...), body...)
+	}
+	small := DefaultCaps()
+	small.Functions, small.Locals = 1, 10
+	cases := []struct {
+		name string
+		wasm []byte
+		caps Caps
+		err  error
+		msg  string
+	}{
+		{"blocks too deep", nestedModule(10_000, 0x02), DefaultCaps(), ErrOverCap, "blocks nested deeper than 10000"},
+		{"loops too deep", nestedModule(1_001, 0x03), DefaultCaps(), ErrOverCap, "loops nested deeper than 1000"},
+		{"tables declared beyond the bytes", append([]byte(Header), sec(SecTable, 0x98, 0x98, 0x98, 0x98, 0x04)...), DefaultCaps(), ErrUnsupported, "tables declared in 0 bytes"},
+		{"too many functions", append([]byte(Header), sec(SecFunction, 2, 0, 0)...), small, ErrOverCap, "2 functions; the limit is 1"},
+		{"too many locals", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 4, 1, 11, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
+		{"locals summing past the cap", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 6, 2, 6, 0x7F, 6, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
+		{"unbalanced body", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x01)...), DefaultCaps(), ErrUnsupported, "ends inside a block"},
+		{"sections out of order", append(append([]byte(Header), sec(SecFunction, 0)...), sec(SecType, 0)...), DefaultCaps(), ErrUnsupported, "out of order"},
+		{"name section counts", append([]byte(Header), sec(SecCustom, append(AppendName(nil, "name"), 1, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F)...)...), DefaultCaps(), ErrUnsupported, "function names declared"},
+	}
+	for _, c := range cases {
+		_, err := Check(c.wasm, c.caps)
+		if !errors.Is(err, c.err) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %v mentioning %q", c.name, err, c.err, c.msg)
+		}
+	}
+	for i, m := range [][]byte{spinModule(), globalsModule(), nestedModule(9_999, 0x02), nestedModule(1_000, 0x03)} {
+		if _, err := Check(m, DefaultCaps()); err != nil {
+			t.Errorf("module %d: %v", i, err)
+		}
+	}
+}
