@@ -101,10 +101,11 @@ func TestUninstrumentableModuleFallsBack(t *testing.T) {
 	if _, err := m.Call(context.Background(), "tools/call", []byte(`{"name":"spin"}`), nil); !IsKind(err, KindLimit) {
 		t.Fatalf("got %v, want the deadline error", err)
 	}
-	// The empty module is instrumented.
-	r, code, interrupt, err := e.compile(context.Background(), "x", 16, []byte("\x00asm\x01\x00\x00\x00"))
+	// A module with nothing but a memory is instrumented (the rewrite
+	// needs a memory for its yield).
+	r, code, interrupt, err := e.compile(context.Background(), "x", 16, []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x00\x01"))
 	if err != nil || r == nil || code == nil || !interrupt {
-		t.Fatalf("the empty module: %v %v %v", r, interrupt, err)
+		t.Fatalf("the memory-only module: %v %v %v", r, interrupt, err)
 	}
 }
 
