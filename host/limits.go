@@ -19,6 +19,11 @@ type Limits struct {
 	OutputBytes int64
 	// LineBytes caps one line (one message) on the guest's stdout.
 	LineBytes int
+	// TableElements caps the elements of the tables a module defines,
+	// together: their declared minimums at load, table.grow at run time
+	// (wasmrewrite.ClampTables). Every element is 8 bytes of host memory
+	// outside MemoryBytes.
+	TableElements uint64
 }
 
 // DefaultLimits returns the limits of a module without a policy.
@@ -28,6 +33,10 @@ func DefaultLimits() Limits {
 		Timeout:     60 * time.Second,
 		OutputBytes: 16 << 20,
 		LineBytes:   4 << 20,
+		// A million elements (8 MiB) holds a function table for the
+		// million functions wasmrewrite.DefaultCaps admits; Go's wasm
+		// port puts every function in its table.
+		TableElements: 1_000_000,
 	}
 }
 
@@ -45,6 +54,9 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	if l.LineBytes == 0 {
 		l.LineBytes = d.LineBytes
 	}
+	if l.TableElements == 0 {
+		l.TableElements = d.TableElements
+	}
 	return l
 }
 
@@ -61,8 +73,8 @@ func (l Limits) memoryPages() uint32 {
 
 // String formats the limits for logs and `wasmcp inspect`.
 func (l Limits) String() string {
-	return fmt.Sprintf("memory=%s timeout=%s output=%s line=%s",
-		FormatBytes(int64(l.MemoryBytes)), l.Timeout, FormatBytes(l.OutputBytes), FormatBytes(int64(l.LineBytes)))
+	return fmt.Sprintf("memory=%s timeout=%s output=%s line=%s table_elements=%d",
+		FormatBytes(int64(l.MemoryBytes)), l.Timeout, FormatBytes(l.OutputBytes), FormatBytes(int64(l.LineBytes)), l.TableElements)
 }
 
 // FormatBytes renders n in the largest binary unit that divides it evenly.

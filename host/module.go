@@ -73,10 +73,14 @@ func (m *Module) Close(ctx context.Context) error { return m.code.Close(ctx) }
 // running it once with wasmcp/describe) and validates it.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (*Module, error) {
 	p.Limits = p.Limits.WithDefaults(e.cfg.Limits)
-	sum := sha256.Sum256(wasm)
+	sum := sha256.Sum256(wasm) // of the module as given, before prepare
 	m := &Module{name: name, hash: hex.EncodeToString(sum[:]), engine: e, policy: p}
 	fail := func(format string, a ...any) error {
 		return &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf(format, a...)}
+	}
+	wasm, info, err := prepare(wasm, p.Limits)
+	if err != nil {
+		return nil, fail("%v", err)
 	}
 	r, code, interrupt, err := e.compile(ctx, name, p.Limits.memoryPages(), wasm)
 	if r == nil {
@@ -102,6 +106,9 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 	}
 	if len(code.ImportedMemories()) > 0 {
 		return nil, fail("imports its memory; a guest must define and export its own")
+	}
+	if err := checkImports(r, code, info); err != nil {
+		return nil, fail("%v", err)
 	}
 	exports := code.ExportedFunctions()
 	if _, ok := exports[abi.ReactorEntry]; ok {

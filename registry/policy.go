@@ -49,6 +49,7 @@ type policyFile struct {
 	Timeout      *duration           `toml:"timeout"`
 	MaxOutput    *byteSize           `toml:"max_output"`
 	MaxLine      *byteSize           `toml:"max_line"`
+	TableElems   *int64              `toml:"table_elements"`
 	MaxInstances *int                `toml:"max_instances"`
 	MaxQueue     *int                `toml:"max_queue"`
 	Stderr       *string             `toml:"stderr"`
@@ -83,11 +84,15 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env])",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env])",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
 }
+
+// maxTableElements is the largest table_elements: 512 MiB of host memory
+// at 8 bytes an element.
+const maxTableElements = 64 << 20
 
 // maxMemory is the largest memory a wasm32 instance can have.
 const maxMemory = 4 << 30
@@ -121,6 +126,12 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 			return p, errors.New("max_line must be between 1B and 1GiB")
 		}
 		p.Limits.LineBytes = int(*f.MaxLine)
+	}
+	if f.TableElems != nil {
+		if *f.TableElems <= 0 || *f.TableElems > maxTableElements {
+			return p, fmt.Errorf("table_elements must be between 1 and %d", maxTableElements)
+		}
+		p.Limits.TableElements = uint64(*f.TableElems)
 	}
 	if f.MaxInstances != nil {
 		if *f.MaxInstances < 0 {

@@ -225,3 +225,15 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatalf("got  %+v\nwant %+v", p, want)
 	}
 }
+
+func TestParsePolicyTableElements(t *testing.T) {
+	p, err := ParsePolicy([]byte("table_elements = 5000\n"), t.TempDir(), lookupFrom(nil))
+	if err != nil || p.Limits.TableElements != 5000 {
+		t.Fatalf("got %+v, %v", p.Limits, err)
+	}
+	for _, bad := range []string{"table_elements = 0", "table_elements = -3", "table_elements = 100000000"} {
+		if _, err := ParsePolicy([]byte(bad), t.TempDir(), lookupFrom(nil)); err == nil || !strings.Contains(err.Error(), "table_elements must be between 1 and") {
+			t.Errorf("%s: got %v", bad, err)
+		}
+	}
+}
