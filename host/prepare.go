@@ -19,11 +19,11 @@ import (
 func prepare(wasm []byte, l Limits) ([]byte, *wasmrewrite.Info, error) {
 	info, err := wasmrewrite.Check(wasm, wasmrewrite.DefaultCaps())
 	if err != nil {
-		return nil, nil, fmt.Errorf("refused before compiling: %w", err)
+		return nil, nil, fmt.Errorf("does not compile: %w (checked before compiling)", err)
 	}
 	out, err := wasmrewrite.ClampTables(wasm, l.TableElements)
 	if err != nil {
-		return nil, nil, fmt.Errorf("refused before compiling: %w (limit table_elements)", err)
+		return nil, nil, fmt.Errorf("refused: %w (limit table_elements)", err)
 	}
 	return out, info, nil
 }

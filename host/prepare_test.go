@@ -112,7 +112,27 @@ func TestTableGrowthIsBounded(t *testing.T) {
 	i := strings.Index(string(big), "\x04\x04\x01\x70\x00\x01")
 	big = append(append(append([]byte{}, big[:i]...), wasmSection(4, 1, 0x70, 0, 0x80, 0x80, 0x10)...), big[i+6:]...) // min 262144
 	_, err := newEngine(t, Limits{}).Load(context.Background(), "big", big, Policy{Limits: Limits{TableElements: 200_000}})
-	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "its tables declare at least 262144 elements; the limit is 200000 (limit table_elements)") {
+	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "refused: over a structural limit: its tables declare at least 262144 elements; the limit is 200000 (limit table_elements)") {
 		t.Fatalf("got %v, want the table refusal", err)
+	}
+}
+
+// A module past a structural cap is refused before wazero compiles it:
+// 20,000 nested loops would take wazero minutes.
+func TestLoadRefusesDeepNesting(t *testing.T) {
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = append(m, wasmSection(1, 1, 0x60, 0, 0)...)
+	m = append(m, wasmSection(3, 1, 0)...)
+	body := []byte{0}
+	for range 20_000 {
+		body = append(body, 0x03, 0x40)
+	}
+	for range 20_001 {
+		body = append(body, 0x0B)
+	}
+	m = append(m, wasmSection(10, append(append([]byte{1}, appendU32(nil, uint32(len(body)))...), body...)...)...)
+	_, err := newEngine(t, Limits{}).Load(context.Background(), "deep", m, Policy{})
+	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "does not compile: section 10: function body 0: over a structural limit: loops nested deeper than 1000 (checked before compiling)") {
+		t.Fatalf("got %v, want the nesting refusal", err)
 	}
 }
