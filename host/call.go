@@ -82,17 +82,33 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 // sleep is the guest's nanosleep (poll_oneoff on a clock, e.g. Go's
 // time.Sleep). It wakes when the call ends: wazero's own sleep cannot be
 // interrupted, so a guest sleeping for an hour would hold the call, its
-// instance slot and its goroutine past the deadline.
+// instance slot and its goroutine past the deadline. Once the call has
+// ended it does not return to the guest at all: it ends the instance
+// (wazero turns the panic into the call's error), so a guest cannot go on
+// to answer after its deadline.
 func (c *call) sleep(ns int64) {
-	if ns <= 0 {
-		return
+	if ns > 0 {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
 	}
-	t := time.NewTimer(time.Duration(ns))
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-c.ctx.Done():
+	if c.ctx.Err() != nil {
+		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
 	}
+}
+
+// expired reports whether the call has ended (deadline, cancellation or a
+// broken limit) or its deadline has passed, even if the timer that ends
+// its context has not fired yet: an answer then must not count.
+func (c *call) expired() bool {
+	if c.ctx.Err() != nil {
+		return true
+	}
+	dl, ok := c.ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // call is the state of one Call.
@@ -294,11 +310,23 @@ func (c *call) handleLine(line []byte) error {
 		if msg.Error == nil {
 			r.Result = msg.Result
 		}
+		late := c.expired()
 		c.mu.Lock()
-		if c.violation == nil {
+		if c.violation == nil && !late {
 			c.reply = r
 		}
 		c.mu.Unlock()
+		if late {
+			// Past the deadline (or canceled): the answer does not
+			// count; outcome reports why the call ended.
+			c.log.Debug("guest answered after its call ended; ignored", "module", c.m.name, "call", c.id)
+			if c.ctx.Err() == nil {
+				// The deadline has passed but its timer has not
+				// fired yet: end the call with the same cause.
+				c.cancel(&limitError{fmt.Sprintf("deadline of %s exceeded (limit timeout)", c.limits.Timeout)})
+			}
+			return nil
+		}
 		// The instance is no longer needed: end it (a guest that keeps
 		// running after answering would only burn its deadline).
 		c.stdin.close()
