@@ -33,6 +33,10 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 		return nil, err
 	}
 	defer m.gate.release()
+	if err := m.engine.mem.acquire(ctx, m.name, m.cost); err != nil {
+		return nil, err
+	}
+	defer m.engine.mem.release(m.cost)
 
 	id := m.seq.Add(1)
 	c := &call{m: m, id: id, peer: peer, limits: m.policy.Limits}

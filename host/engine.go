@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -34,6 +35,15 @@ type Config struct {
 	// understand falls back to WithCloseOnContextDone. wasmcp serve turns
 	// it on (--instrument-loops); the zero Config leaves it off.
 	InstrumentLoops bool
+	// MemoryBudget bounds, in bytes, what the instances running at once
+	// may use together (each counts its memory cap and its tables at
+	// their cap): a call is admitted only while its instance fits, waits
+	// at most BudgetWait for room, then fails with a "busy" limit error.
+	// Zero means DefaultMemoryBudget(); NoMemoryBudget admits every call.
+	MemoryBudget int64
+	// BudgetWait is how long a call waits for room in the memory budget;
+	// zero means DefaultBudgetWait.
+	BudgetWait time.Duration
 }
 
 // DefaultCacheDir is the compilation cache under the user's cache directory.
@@ -52,6 +62,7 @@ type Engine struct {
 	log   *slog.Logger
 	cache wazero.CompilationCache
 	descs *descCache
+	mem   *memBudget
 
 	mu       sync.Mutex
 	runtimes map[runtimeKey]wazero.Runtime
@@ -64,7 +75,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{}}
+	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{}, mem: newMemBudget(cfg.MemoryBudget, cfg.BudgetWait)}
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()
@@ -85,6 +96,15 @@ func NewEngine(cfg Config) (*Engine, error) {
 
 // Limits returns the engine's default limits.
 func (e *Engine) Limits() Limits { return e.cfg.Limits }
+
+// MemoryBudget returns the engine's memory budget in bytes, or
+// NoMemoryBudget.
+func (e *Engine) MemoryBudget() int64 {
+	if e.mem == nil {
+		return NoMemoryBudget
+	}
+	return e.mem.total
+}
 
 // Logger returns the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }

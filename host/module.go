@@ -36,6 +36,7 @@ type Module struct {
 	init    bool // reactor exports _initialize
 	base    wazero.ModuleConfig
 	gate    *gate
+	cost    int64 // what one instance takes from the engine's memory budget
 	seq     atomic.Int64
 
 	// interrupt: the module was instrumented (Engine.compile); a call stops
@@ -77,6 +78,10 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 	m := &Module{name: name, hash: hex.EncodeToString(sum[:]), engine: e, policy: p}
 	fail := func(format string, a ...any) error {
 		return &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf(format, a...)}
+	}
+	m.cost = instanceCost(p.Limits)
+	if err := e.mem.fits(m.cost); err != nil {
+		return nil, fail("%v", err)
 	}
 	wasm, info, err := prepare(wasm, p.Limits)
 	if err != nil {

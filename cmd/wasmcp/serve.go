@@ -24,6 +24,7 @@ type engineFlags struct {
 	output     int64
 	logLevel   string
 	instrument bool
+	budget     int64
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -32,6 +33,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits().Timeout, "default wall-clock deadline per call")
 	fs.Int64Var(&f.output, "max-output", host.DefaultLimits().OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.Int64Var(&f.budget, "memory-budget", 0, "MiB the instances running at once may use together (memory and table caps); a call waits up to 5s for room, then fails as busy. 0: half the cgroup limit or the machine's memory; -1: no budget")
 	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")
 }
 
@@ -45,7 +47,20 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		Limits:          host.Limits{MemoryBytes: f.memory << 20, Timeout: f.timeout, OutputBytes: f.output << 20},
 		Logger:          log,
 		InstrumentLoops: f.instrument,
+		MemoryBudget:    budgetBytes(f.budget),
 	})
+}
+
+// budgetBytes turns --memory-budget (MiB, 0 default, negative none) into
+// host.Config.MemoryBudget.
+func budgetBytes(mib int64) int64 {
+	switch {
+	case mib < 0:
+		return host.NoMemoryBudget
+	case mib > 1<<40:
+		mib = 1 << 40
+	}
+	return mib << 20
 }
 
 // loadModule loads one module file (with the policy beside it) as serve
