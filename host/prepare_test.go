@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
 // wasmSection frames a section.
@@ -134,5 +136,49 @@ func TestLoadRefusesDeepNesting(t *testing.T) {
 	_, err := newEngine(t, Limits{}).Load(context.Background(), "deep", m, Policy{})
 	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "does not compile: section 10: function body 0: over a structural limit: loops nested deeper than 1000 (checked before compiling)") {
 		t.Fatalf("got %v, want the nesting refusal", err)
+	}
+}
+
+// BenchmarkPrepare is the structural check and table clamp a load adds
+// before compiling, on the probe (a Go guest of a few MB):
+//
+//	go test ./host -run '^$' -bench Prepare -benchmem
+func BenchmarkPrepare(b *testing.B) {
+	b.SetBytes(int64(len(probeWasm)))
+	for b.Loop() {
+		if _, _, err := prepare(probeWasm, DefaultLimits); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A real Go guest (the probe, built by the Go toolchain) fits the
+// structural caps and the default table cap with room to spare. Go's wasm
+// port nests a block per call site of a function, and puts every
+// function in its table, so Go guests are the tightest fit; the figures
+// are logged for ARCHITECTURE.md's limits section:
+//
+//	go test ./host -run TestGoGuestFitsTheCaps -v
+func TestGoGuestFitsTheCaps(t *testing.T) {
+	info, err := wasmrewrite.Check(probeWasm, wasmrewrite.DefaultCaps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table uint64
+	for _, l := range info.Tables {
+		table += l.Min
+	}
+	caps := wasmrewrite.DefaultCaps()
+	t.Logf("probe: %d bytes, %d functions, table %d elements, max nesting %d, max loop nesting %d, nesting work %d, loop work %d",
+		len(probeWasm), info.Functions, table, info.MaxNesting, info.MaxLoopNesting, info.NestingWork, info.LoopWork)
+	const margin = 8
+	switch {
+	case uint64(info.Functions)*margin > uint64(caps.Functions),
+		table*margin > DefaultLimits.TableElements,
+		info.MaxNesting*margin > caps.Nesting,
+		info.MaxLoopNesting*margin > caps.LoopNesting,
+		info.NestingWork*margin > caps.NestingWork,
+		info.LoopWork*margin > caps.LoopWork:
+		t.Fatalf("the probe is within %dx of a cap: %+v, table %d, caps %+v", margin, info, table, caps)
 	}
 }

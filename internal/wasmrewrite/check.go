@@ -78,6 +78,11 @@ type Info struct {
 	Tables []Limits
 	// Functions counts imported and defined functions.
 	Functions uint32
+	// MaxNesting is the deepest block nesting of any function (its own
+	// block included), MaxLoopNesting the deepest loop nesting, and
+	// NestingWork and LoopWork the module's sums (see Caps).
+	MaxNesting, MaxLoopNesting uint32
+	NestingWork, LoopWork      uint64
 }
 
 // Check reads a whole module and refuses it, with an error naming the
@@ -190,7 +195,7 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 		case SecDataCount:
 			r.U32()
 		case SecCode:
-			err = checkCode(r, c)
+			err = checkCode(r, c, info)
 		case SecData:
 			err = checkData(r, c)
 		}
@@ -361,7 +366,7 @@ func checkData(r *Reader, c Caps) error {
 	return nil
 }
 
-func checkCode(r *Reader, c Caps) error {
+func checkCode(r *Reader, c Caps, info *Info) error {
 	n, err := vec(r, "function bodies")
 	if err != nil {
 		return err
@@ -377,7 +382,7 @@ func checkCode(r *Reader, c Caps) error {
 		if r.Err != nil {
 			break
 		}
-		w, lw, err := checkBody(body, c, &stack)
+		w, lw, err := checkBody(body, c, &stack, info)
 		if err != nil {
 			return fmt.Errorf("function body %d: %w", i, err)
 		}
@@ -387,6 +392,7 @@ func checkCode(r *Reader, c Caps) error {
 		if loops += lw; loops > c.LoopWork {
 			return overCap("loop nesting work (the sum of the loop depths at which loops open) over %d, reached in function body %d", c.LoopWork, i)
 		}
+		info.NestingWork, info.LoopWork = work, loops
 	}
 	return nil
 }
@@ -394,7 +400,7 @@ func checkCode(r *Reader, c Caps) error {
 // checkBody reads one function body: locals, nesting and br_table sizes.
 // It returns the body's nesting work and loop work. stack is scratch
 // space, reused across bodies.
-func checkBody(fn []byte, c Caps, stack *[]bool) (work, loopWork uint64, err error) {
+func checkBody(fn []byte, c Caps, stack *[]bool, info *Info) (work, loopWork uint64, err error) {
 	r := &Reader{B: fn}
 	groups, err := vec(r, "local groups")
 	if err != nil {
@@ -436,11 +442,13 @@ func checkBody(fn []byte, c Caps, stack *[]bool) (work, loopWork uint64, err err
 			}
 			open = append(open, op == 0x03)
 			work += uint64(len(open))
+			info.MaxNesting = max(info.MaxNesting, uint32(len(open)))
 			if op == 0x03 {
 				if loopDepth++; loopDepth > c.LoopNesting {
 					return 0, 0, overCap("loops nested deeper than %d", c.LoopNesting)
 				}
 				loopWork += uint64(loopDepth)
+				info.MaxLoopNesting = max(info.MaxLoopNesting, loopDepth)
 			}
 		case 0x0B:
 			if len(open) == 0 {
