@@ -46,18 +46,27 @@ func newMemBudget(bytes int64, wait time.Duration) *memBudget {
 	return &memBudget{total: bytes, wait: wait, sem: semaphore.NewWeighted(bytes)}
 }
 
-// instanceCost is what one instance under l may take from the budget: its
-// linear memory cap and its tables at their cap. (The call stack, which
-// wazero grows up to a fixed ceiling, is not counted; see ARCHITECTURE.md,
-// "Limits a module cannot exceed".)
-func instanceCost(l Limits) int64 {
-	return int64(l.memoryPages())*65536 + int64(l.TableElements)*wasmrewrite.TableElementBytes
+// instanceCost is what one instance of a module under l may take from the
+// budget: its linear memory cap, its tables at their cap and its globals
+// (wazero allocates about 90 bytes a global for every instance). The call
+// stack, which wazero grows up to a fixed ceiling, is not counted; see
+// ARCHITECTURE.md, "Limits a module cannot exceed".
+func instanceCost(l Limits, info *wasmrewrite.Info) int64 {
+	cost := int64(l.memoryPages())*65536 + int64(l.TableElements)*wasmrewrite.TableElementBytes
+	if info != nil {
+		cost += int64(info.Globals) * globalBytes
+	}
+	return cost
 }
+
+// globalBytes is what wazero allocates per global per instance (measured:
+// 88 bytes with 100,000 globals), rounded up.
+const globalBytes = 96
 
 // fits reports whether one instance of cost can ever be admitted.
 func (b *memBudget) fits(cost int64) error {
 	if b != nil && cost > b.total {
-		return fmt.Errorf("one instance may use %s (limits memory and table_elements), more than the server's whole memory budget of %s (--memory-budget)",
+		return fmt.Errorf("one instance may use %s (limits memory and table_elements, and its globals), more than the server's whole memory budget of %s (--memory-budget)",
 			FormatBytes(cost), FormatBytes(b.total))
 	}
 	return nil

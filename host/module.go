@@ -79,12 +79,12 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 	fail := func(format string, a ...any) error {
 		return &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf(format, a...)}
 	}
-	m.cost = instanceCost(p.Limits)
-	if err := e.mem.fits(m.cost); err != nil {
-		return nil, fail("%v", err)
-	}
 	wasm, info, err := prepare(wasm, p.Limits)
 	if err != nil {
+		return nil, fail("%v", err)
+	}
+	m.cost = instanceCost(p.Limits, info)
+	if err := e.mem.fits(m.cost); err != nil {
 		return nil, fail("%v", err)
 	}
 	r, code, interrupt, err := e.compile(ctx, name, p.Limits.memoryPages(), wasm)

@@ -52,7 +52,7 @@ func DefaultCaps() Caps {
 		Functions:    1_000_000,
 		Tables:       100,
 		Memories:     1,
-		Globals:      1_000_000,
+		Globals:      100_000,
 		Tags:         1_000_000,
 		Exports:      100_000,
 		ElemSegments: 10_000_000,
@@ -76,8 +76,9 @@ type Info struct {
 	Imports []Import
 	// Tables are the tables the module defines (not imports), in order.
 	Tables []Limits
-	// Functions counts imported and defined functions.
-	Functions uint32
+	// Functions counts imported and defined functions, Globals imported
+	// and defined globals.
+	Functions, Globals uint32
 	// MaxNesting is the deepest block nesting of any function (its own
 	// block included), MaxLoopNesting the deepest loop nesting, and
 	// NestingWork and LoopWork the module's sums (see Caps).
@@ -216,6 +217,9 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 		return nil, overCap("%d memories; the limit is %d", memories, c.Memories)
 	case globals > c.Globals:
 		return nil, overCap("%d globals; the limit is %d", globals, c.Globals)
+	}
+	info.Globals = globals
+	switch {
 	case info.Functions > c.Functions:
 		return nil, overCap("%d functions; the limit is %d", info.Functions, c.Functions)
 	}
