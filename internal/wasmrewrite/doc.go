@@ -1,11 +1,19 @@
-// Package wasmrewrite reads and rewrites WebAssembly binaries, bytes in and
-// bytes out, for the host: it knows the binary format (sections, LEB128
-// numbers, instruction immediates) and nothing of wazero or of the guest
-// ABI.
+// Package wasmrewrite reads, checks and rewrites WebAssembly binaries,
+// bytes in and bytes out, for the host: it knows the binary format
+// (sections, LEB128 numbers, instruction immediates) and nothing of the
+// guest ABI. Its tests use wazero as the reference validator; the package
+// itself does not import it.
 //
-// binary.go is the small reader and writer every rewrite shares; each
-// rewrite lives in a file of its own (interrupt.go: the deadline checks at
-// loop headers). A rewrite is given modules wazero has already validated
-// and refuses, with an error wrapping ErrUnsupported, anything it does not
-// understand; the caller then uses the module as it is.
+// binary.go and instr.go are the small reader and writer every pass
+// shares; each pass lives in a file of its own:
+//
+//   - check.go: Check, the structural limits a module must fit before an
+//     engine decodes or compiles it (Caps, DefaultCaps);
+//   - tables.go: ClampTables, which bounds the elements of a module's
+//     tables;
+//   - interrupt.go: Instrument, the deadline checks at loop headers.
+//
+// A rewrite is given modules that passed Check and that wazero has
+// validated, and refuses, with an error wrapping ErrUnsupported, anything
+// it does not understand; the caller then uses the module as it is.
 package wasmrewrite
