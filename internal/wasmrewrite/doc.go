@@ -13,7 +13,9 @@
 //     tables;
 //   - interrupt.go: Instrument, the deadline checks at loop headers.
 //
-// A rewrite is given modules that passed Check and that wazero has
-// validated, and refuses, with an error wrapping ErrUnsupported, anything
-// it does not understand; the caller then uses the module as it is.
+// The host runs Check, then ClampTables (which only lowers table maximums,
+// so it cannot make an invalid module valid), then has wazero validate
+// the result, and only then runs Instrument. A rewrite refuses, with an
+// error wrapping ErrUnsupported, anything it does not understand; the
+// host then uses the module as it is (for Instrument) or refuses it.
 package wasmrewrite
