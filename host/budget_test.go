@@ -12,7 +12,7 @@ import (
 
 func TestMemoryBudgetAdmitsWhatFits(t *testing.T) {
 	l := Limits{MemoryBytes: 32 << 20, TableElements: 10_000, Timeout: 10 * time.Second}
-	cost := instanceCost(l.WithDefaults(DefaultLimits), nil) + 100*globalBytes
+	cost := instanceCost(l.WithDefaults(DefaultLimits()), nil) + 100*globalBytes
 	e, err := NewEngine(Config{CacheDir: testCache, Limits: l, Logger: quietLogger, MemoryBudget: 2*cost + cost/2, BudgetWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

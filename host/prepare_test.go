@@ -146,7 +146,7 @@ func TestLoadRefusesDeepNesting(t *testing.T) {
 func BenchmarkPrepare(b *testing.B) {
 	b.SetBytes(int64(len(probeWasm)))
 	for b.Loop() {
-		if _, _, err := prepare(probeWasm, DefaultLimits); err != nil {
+		if _, _, err := prepare(probeWasm, DefaultLimits()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -174,7 +174,7 @@ func TestGoGuestFitsTheCaps(t *testing.T) {
 	const margin = 8
 	switch {
 	case uint64(info.Functions)*margin > uint64(caps.Functions),
-		table*margin > DefaultLimits.TableElements,
+		table*margin > DefaultLimits().TableElements,
 		info.MaxNesting*margin > caps.Nesting,
 		info.MaxLoopNesting*margin > caps.LoopNesting,
 		info.NestingWork*margin > caps.NestingWork,
