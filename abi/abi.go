@@ -31,6 +31,9 @@ const (
 // DescribeParams are the params of a MethodDescribe request.
 type DescribeParams struct {
 	ABIVersions []int `json:"abiVersions"`
+	// Features are the optional features of later minor versions the host
+	// understands (FeatureHTTP). A 1.0 host sends none.
+	Features []string `json:"features,omitempty"`
 }
 
 // Description is what a module offers. Its tools, resources, resource

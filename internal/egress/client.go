@@ -1,0 +1,515 @@
+package egress
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// maxRedirects caps the redirects one request follows.
+const maxRedirects = 10
+
+// Redacted replaces an injected secret wherever the response repeats it.
+const Redacted = "[REDACTED]"
+
+// Options are the host's side of outbound HTTP, the same for every module.
+type Options struct {
+	// ProxyFromEnv sends requests through the proxy named by HTTPS_PROXY,
+	// HTTP_PROXY and NO_PROXY (the operator's choice; a guest cannot set
+	// it). The proxy's own address is trusted; the destination is still
+	// checked against the allow-list, and its resolved addresses against
+	// the guard before the request is handed to the proxy.
+	ProxyFromEnv bool
+	// Resolver resolves host names; nil means net.DefaultResolver.
+	Resolver Resolver
+	// Dialer opens connections; nil means a net.Dialer whose Control
+	// checks every address again at connect time.
+	Dialer Dialer
+	// Logger receives the audit lines; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Client makes the requests of one module's guests. It is built once per
+// module and safe for concurrent use.
+type Client struct {
+	pol      Policy
+	limits   Limits
+	guard    *guard
+	resolver Resolver
+	tr       *http.Transport
+	log      *slog.Logger
+	proxied  bool
+}
+
+// NewClient builds the client of a policy.
+func NewClient(p *Policy, o Options) (*Client, error) {
+	c := &Client{pol: *p, limits: p.Limits.WithDefaults(), log: o.Logger, resolver: o.Resolver}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	g := &guard{allowed: append([]netip.Prefix(nil), p.Networks...)}
+	for i := range p.Allow {
+		if a, ok := p.Allow[i].hostAddr(); ok {
+			g.allowed = append(g.allowed, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	c.guard = g
+	if c.resolver == nil {
+		c.resolver = net.DefaultResolver
+	}
+	d := o.Dialer
+	if d == nil {
+		d = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil || roots == nil {
+		roots = x509.NewCertPool()
+	}
+	if len(p.CABundle) > 0 && !roots.AppendCertsFromPEM(p.CABundle) {
+		return nil, fmt.Errorf("egress: CA bundle %s holds no PEM certificate", p.CABundleFile)
+	}
+	tr := &http.Transport{
+		TLSClientConfig:        &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    8,
+		IdleConnTimeout:        60 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  0,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	var proxyHosts sync.Map
+	if o.ProxyFromEnv {
+		c.proxied = true
+		tr.Proxy = func(r *http.Request) (*url.URL, error) {
+			u, err := http.ProxyFromEnvironment(r)
+			if u != nil {
+				proxyHosts.Store(u.Host, true)
+				if u.Port() == "" {
+					proxyHosts.Store(net.JoinHostPort(u.Hostname(), strconv.Itoa(DefaultPort(u.Scheme))), true)
+				}
+			}
+			return u, err
+		}
+	}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if _, ok := proxyHosts.Load(addr); ok {
+			// The operator's proxy: dialled as configured.
+			var nd net.Dialer
+			return nd.DialContext(ctx, network, addr)
+		}
+		return g.dialContext(ctx, c.resolver, d, network, addr)
+	}
+	c.tr = tr
+	return c, nil
+}
+
+// Policy returns the client's policy.
+func (c *Client) Policy() *Policy { return &c.pol }
+
+// Close drops idle connections.
+func (c *Client) Close() { c.tr.CloseIdleConnections() }
+
+// Session is the outbound HTTP state of one call: its counters and its
+// concurrency slots.
+type Session struct {
+	c      *Client
+	module string
+	call   int64
+	slots  chan struct{}
+
+	mu       sync.Mutex
+	requests int
+	out, in  int64
+}
+
+// NewSession starts the counters of one call of module.
+func (c *Client) NewSession(module string, call int64) *Session {
+	return &Session{c: c, module: module, call: call, slots: make(chan struct{}, c.limits.Concurrency)}
+}
+
+// Error is a request the host did not complete.
+type Error struct {
+	// Reason is one of the abi.HTTP* reasons.
+	Reason string
+	// Msg says what happened, for the guest; it never holds a secret.
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Reason + ": " + e.Msg }
+
+func fail(reason, format string, a ...any) *Error {
+	return &Error{Reason: reason, Msg: fmt.Sprintf(format, a...)}
+}
+
+// target is one checked hop.
+type target struct {
+	u      *url.URL
+	host   string
+	port   int
+	method string
+	rule   *Rule
+	start  time.Time
+	out    int
+}
+
+// check validates a URL and method against the policy.
+func (s *Session) check(raw string, method string) (*target, *Error) {
+	if !validValue(raw) || strings.ContainsAny(raw, " ") {
+		return nil, fail(abi.HTTPInvalid, "the URL holds a space or a control character")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fail(abi.HTTPInvalid, "bad URL: %v", err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fail(abi.HTTPInvalid, "scheme %q: want http or https", u.Scheme)
+	}
+	if u.Opaque != "" {
+		return nil, fail(abi.HTTPInvalid, "the URL is not hierarchical (scheme://host/path)")
+	}
+	if u.User != nil {
+		return nil, fail(abi.HTTPPolicyRefused, "a URL with userinfo (user@host) is not allowed")
+	}
+	host, err := checkHost(u.Hostname())
+	if err != nil {
+		return nil, fail(abi.HTTPPolicyRefused, "%v", err)
+	}
+	port := DefaultPort(u.Scheme)
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 || p[0] == '0' {
+			return nil, fail(abi.HTTPInvalid, "port %q: want 1-65535", p)
+		}
+		port = n
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if _, err := checkPath(path); err != nil {
+		return nil, fail(abi.HTTPPolicyRefused, "%v", err)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	// Rebuild the URL from the checked parts, so what is sent is what was
+	// checked.
+	hp := host
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+		hp = "[" + host + "]"
+	}
+	if port != DefaultPort(u.Scheme) {
+		hp += ":" + strconv.Itoa(port)
+	}
+	u.Host = hp
+	r := s.c.pol.match(u.Scheme, host, port, path, method)
+	if r == nil {
+		return nil, fail(abi.HTTPPolicyRefused, "%s %s://%s:%d%s is not in the module's allow-list", method, u.Scheme, host, port, path)
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		a := netip.MustParseAddr(host)
+		if !s.c.guard.permits(a) {
+			return nil, fail(abi.HTTPPolicyRefused, "%v", &refusedError{addr: a})
+		}
+	}
+	return &target{u: u, host: host, port: port, method: method, rule: r}, nil
+}
+
+// Do makes one request for the guest: checked, limited, redirects followed
+// to allowed destinations only, secrets added and redacted, audited.
+func (s *Session) Do(ctx context.Context, req *abi.HTTPRequest) (*abi.HTTPResponse, *Error) {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !validToken(method) {
+		return nil, fail(abi.HTTPInvalid, "method %q is not an HTTP method", method)
+	}
+	method = strings.ToUpper(method)
+	hdr := make(http.Header, len(req.Headers))
+	for name, vals := range req.Headers {
+		if !validToken(name) {
+			return nil, fail(abi.HTTPInvalid, "header name %q is not a token", name)
+		}
+		if forbiddenHeader(name) {
+			return nil, fail(abi.HTTPInvalid, "header %s is set by the host", name)
+		}
+		for _, v := range vals {
+			if !validValue(v) {
+				return nil, fail(abi.HTTPInvalid, "header %s: a value must not hold CR, LF or other control characters", name)
+			}
+			hdr.Add(name, v)
+		}
+	}
+	var body []byte
+	switch {
+	case req.Body != "" && req.BodyBase64 != "":
+		return nil, fail(abi.HTTPInvalid, "set body or bodyBase64, not both")
+	case req.BodyBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(req.BodyBase64)
+		if err != nil {
+			return nil, fail(abi.HTTPInvalid, "bodyBase64: %v", err)
+		}
+		body = b
+	case req.Body != "":
+		body = []byte(req.Body)
+	}
+	t, e := s.check(req.URL, method)
+	if e != nil {
+		s.audit(method, hostOf(req.URL), 0, 0, 0, 0, e.Reason)
+		return nil, e
+	}
+	timeout := s.c.limits.Timeout
+	if req.TimeoutMs > 0 && time.Duration(req.TimeoutMs)*time.Millisecond < timeout {
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fail(abi.HTTPTimeout, "timed out waiting for one of the call's %d concurrent requests to end", cap(s.slots))
+	}
+	defer func() { <-s.slots }()
+
+	var secrets []string
+	for hop := 0; ; hop++ {
+		resp, e := s.hop(ctx, t, hdr, body, &secrets)
+		if e != nil {
+			return nil, e
+		}
+		loc := resp.Header.Get("Location")
+		if !isRedirect(resp.StatusCode) || loc == "" {
+			return s.finish(t, resp, secrets)
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		s.audit(t.method, t.host, resp.StatusCode, t.out, 0, time.Since(t.start), "")
+		if hop >= maxRedirects {
+			return nil, fail(abi.HTTPProtocol, "more than %d redirects", maxRedirects)
+		}
+		next, err := t.u.Parse(loc)
+		if err != nil {
+			return nil, fail(abi.HTTPProtocol, "redirect to a bad Location: %v", err)
+		}
+		m := t.method
+		if resp.StatusCode == 303 && m != "HEAD" || (resp.StatusCode == 301 || resp.StatusCode == 302) && m == "POST" {
+			m, body = "GET", nil
+			hdr.Del("Content-Type")
+		}
+		nt, e := s.check(next.String(), m)
+		if e != nil {
+			e.Msg = "redirect refused: " + e.Msg
+			s.audit(m, next.Hostname(), 0, 0, 0, 0, e.Reason)
+			return nil, e
+		}
+		t = nt
+	}
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// hop sends one request (no redirect following) and returns its response
+// with the body unread.
+func (s *Session) hop(ctx context.Context, t *target, guestHdr http.Header, body []byte, secrets *[]string) (*http.Response, *Error) {
+	s.mu.Lock()
+	if s.requests >= s.c.limits.Requests {
+		s.mu.Unlock()
+		e := fail(abi.HTTPPolicyRefused, "more than %d requests in one call (policy http.max_requests)", s.c.limits.Requests)
+		s.audit(t.method, t.host, 0, 0, 0, 0, e.Reason)
+		return nil, e
+	}
+	if s.out+int64(len(body)) > s.c.limits.BytesOut {
+		s.mu.Unlock()
+		e := fail(abi.HTTPPolicyRefused, "request bodies over %d bytes in one call (policy http.max_bytes_out)", s.c.limits.BytesOut)
+		s.audit(t.method, t.host, 0, 0, 0, 0, e.Reason)
+		return nil, e
+	}
+	s.requests++
+	s.out += int64(len(body))
+	s.mu.Unlock()
+
+	if s.c.proxied {
+		if e := s.precheck(ctx, t.host); e != nil {
+			s.audit(t.method, t.host, 0, 0, 0, 0, e.Reason)
+			return nil, e
+		}
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, t.method, t.u.String(), rd)
+	if err != nil {
+		return nil, fail(abi.HTTPInvalid, "%v", err)
+	}
+	for k, v := range guestHdr {
+		hr.Header[k] = v
+	}
+	if hr.Header.Get("User-Agent") == "" {
+		hr.Header.Set("User-Agent", "wasmcp")
+	}
+	// The secrets of this hop's rule, and only this hop's: a redirect
+	// that leaves the destination drops them.
+	for _, h := range t.rule.Headers {
+		hr.Header.Set(h.Name, h.Value)
+		*secrets = append(*secrets, h.Value)
+	}
+	t.start, t.out = time.Now(), len(body)
+	resp, err := s.c.tr.RoundTrip(hr)
+	if err != nil {
+		e := classify(ctx, err)
+		s.audit(t.method, t.host, 0, len(body), 0, time.Since(t.start), e.Reason)
+		return nil, e
+	}
+	return resp, nil
+}
+
+// precheck resolves a destination handed to a proxy and refuses it when
+// any of its addresses is one the guard refuses.
+func (s *Session) precheck(ctx context.Context, host string) *Error {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if !s.c.guard.permits(a) {
+			return fail(abi.HTTPPolicyRefused, "%v", &refusedError{addr: a})
+		}
+		return nil
+	}
+	addrs, err := s.c.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	for _, a := range addrs {
+		if !s.c.guard.permits(a) {
+			return fail(abi.HTTPPolicyRefused, "%v", &refusedError{host: host, addr: a.Unmap()})
+		}
+	}
+	return nil
+}
+
+// finish reads the body within the call's bytes-in budget and builds the
+// guest's response, with every injected secret redacted.
+func (s *Session) finish(t *target, resp *http.Response, secrets []string) (*abi.HTTPResponse, *Error) {
+	defer resp.Body.Close()
+	s.mu.Lock()
+	left := s.c.limits.BytesIn - s.in
+	s.mu.Unlock()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, left+1))
+	s.mu.Lock()
+	s.in += int64(len(data))
+	s.mu.Unlock()
+	s.audit(t.method, t.host, resp.StatusCode, t.out, int64(len(data)), time.Since(t.start), "")
+	if int64(len(data)) > left {
+		return nil, fail(abi.HTTPTooLarge, "the response bodies of this call passed %d bytes (policy http.max_bytes_in)", s.c.limits.BytesIn)
+	}
+	if err != nil {
+		return nil, classify(resp.Request.Context(), err)
+	}
+	out := &abi.HTTPResponse{Status: resp.StatusCode, URL: t.u.String(), Headers: make(map[string][]string, len(resp.Header))}
+	for k, vs := range resp.Header {
+		cp := make([]string, len(vs))
+		for i, v := range vs {
+			cp[i] = redact(v, secrets)
+		}
+		out.Headers[k] = cp
+	}
+	for _, sec := range secrets {
+		if sec != "" && bytes.Contains(data, []byte(sec)) {
+			data = bytes.ReplaceAll(data, []byte(sec), []byte(Redacted))
+		}
+	}
+	if utf8.Valid(data) {
+		out.Body = string(data)
+	} else {
+		out.BodyBase64 = base64.StdEncoding.EncodeToString(data)
+	}
+	return out, nil
+}
+
+func redact(v string, secrets []string) string {
+	for _, s := range secrets {
+		if s != "" && strings.Contains(v, s) {
+			v = strings.ReplaceAll(v, s, Redacted)
+		}
+	}
+	return v
+}
+
+// classify turns a transport error into a reason.
+func classify(ctx context.Context, err error) *Error {
+	var re *refusedError
+	var dns *net.DNSError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var cie x509.CertificateInvalidError
+	var cve *tls.CertificateVerificationError
+	var rhe tls.RecordHeaderError
+	var ae tls.AlertError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &re):
+		return fail(abi.HTTPPolicyRefused, "%v", re)
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return fail(abi.HTTPTimeout, "the request timed out")
+	case errors.As(err, &dns):
+		return fail(abi.HTTPDNS, "%s did not resolve", dns.Name)
+	case errors.As(err, &ua), errors.As(err, &he), errors.As(err, &cie), errors.As(err, &cve), errors.As(err, &rhe), errors.As(err, &ae):
+		return fail(abi.HTTPTLS, "TLS: %v", unwrapURL(err))
+	case errors.As(err, &op) && op.Op == "dial":
+		return fail(abi.HTTPConnect, "could not connect: %v", op.Err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fail(abi.HTTPTimeout, "the request timed out")
+	}
+	return fail(abi.HTTPProtocol, "%v", unwrapURL(err))
+}
+
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Hostname()
+	}
+	return ""
+}
+
+// audit writes one line per request: never a header value or a body.
+func (s *Session) audit(method, host string, status, out int, in int64, d time.Duration, reason string) {
+	args := []any{"module", s.module, "call", s.call, "method", method, "host", host,
+		"status", status, "bytes_out", out, "bytes_in", in, "duration", d.Round(time.Microsecond)}
+	if reason != "" {
+		args = append(args, "refused", reason)
+		s.c.log.Warn("outbound http", args...)
+		return
+	}
+	s.c.log.Info("outbound http", args...)
+}
