@@ -18,6 +18,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
@@ -136,9 +137,10 @@ type call struct {
 	violation   error
 	outstanding int
 	pending     sync.WaitGroup
-	sent        int            // requests the guest sent to the client
-	inputs      []inputRequest // requests left to the client's retry
-	state       []byte         // the guest's wasmcp/state
+	sent        int             // requests the guest sent to the client
+	inputs      []inputRequest  // requests left to the client's retry
+	state       []byte          // the guest's wasmcp/state
+	net         *egress.Session // outbound HTTP (http.go), on first use
 }
 
 func (c *call) run(mod api.Module) error {
@@ -350,6 +352,8 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 	}
 	switch method {
 	case abi.MethodSample, abi.MethodElicit, abi.MethodListRoots:
+	case abi.MethodHTTP:
+		return c.httpRequest(id, params)
 	default:
 		c.stdin.push(errorLine(id, abi.CodeMethodNotFound, "method not available to guests: "+method, nil))
 		return nil

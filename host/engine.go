@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
+	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
 // Config configures an Engine.
@@ -44,6 +45,9 @@ type Config struct {
 	// BudgetWait is how long a call waits for room in the memory budget;
 	// zero means DefaultBudgetWait.
 	BudgetWait time.Duration
+	// Egress configures guests' outbound HTTP (proxy, resolver, dialer);
+	// what each module may reach is its policy's HTTP.
+	Egress egress.Options
 }
 
 // DefaultCacheDir is the compilation cache under the user's cache directory.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/uritemplate"
 	"github.com/wasmcp/wasmcp/skills"
@@ -38,6 +39,7 @@ type Module struct {
 	gate    *gate
 	cost    int64 // what one instance takes from the engine's memory budget
 	seq     atomic.Int64
+	egress  *egress.Client // outbound HTTP (http.go); nil without a grant
 
 	// interrupt: the module was instrumented (Engine.compile); a call stops
 	// it by setting its interruptExport global.
@@ -67,7 +69,12 @@ func (m *Module) Reactor() bool { return m.reactor }
 
 // Close releases the compiled code. Calls still running finish first only if
 // the caller waits for them; new calls fail.
-func (m *Module) Close(ctx context.Context) error { return m.code.Close(ctx) }
+func (m *Module) Close(ctx context.Context) error {
+	if m.egress != nil {
+		m.egress.Close()
+	}
+	return m.code.Close(ctx)
+}
 
 // Load compiles a module, checks its imports and exports, learns its
 // description (from its custom section, the description cache, or by
@@ -131,6 +138,9 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 	}
 	m.base = base.WithRandSource(rand.Reader)
 	m.gate = gate
+	if err := m.setupEgress(); err != nil {
+		return nil, fail("policy: %v", err)
+	}
 
 	desc, err := m.describe(ctx)
 	if err != nil {
@@ -162,7 +172,7 @@ func (m *Module) describe(ctx context.Context) (*abi.Description, error) {
 			return d, nil
 		}
 	}
-	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions()})
+	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions(), Features: []string{abi.FeatureHTTP}})
 	reply, err := m.Call(ctx, abi.MethodDescribe, params, nil)
 	if err != nil {
 		return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + err.Error(), Err: err}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
+
+	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
 // Policy is what one module is granted. The zero Policy grants nothing
@@ -28,6 +30,8 @@ type Policy struct {
 	Env []EnvVar
 	// DiscardStderr drops the guest's stderr instead of logging it.
 	DiscardStderr bool
+	// HTTP grants outbound HTTP (abi.MethodHTTP); nil grants none.
+	HTTP *egress.Policy
 }
 
 // Mount grants the guest a host directory.

@@ -55,6 +55,7 @@ type policyFile struct {
 	Stderr       *string             `toml:"stderr"`
 	Mounts       []mountEntry        `toml:"mount"`
 	Env          map[string]envEntry `toml:"env"`
+	HTTP         *httpSection        `toml:"http"`
 }
 
 type mountEntry struct {
@@ -84,7 +85,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env])",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env], [http] with [[http.allow]])",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -218,6 +219,13 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 			return p, fmt.Errorf("env %s: value contains a NUL byte", name)
 		}
 		p.Env = append(p.Env, v)
+	}
+	if f.HTTP != nil {
+		hp, err := f.HTTP.policy(dir, lookup)
+		if err != nil {
+			return p, err
+		}
+		p.HTTP = hp
 	}
 	return p, nil
 }

@@ -237,3 +237,70 @@ func TestParsePolicyTableElements(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePolicyHTTP(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "key.txt"), []byte("filekey\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := `
+[http]
+max_requests = 5
+max_bytes_in = "1MiB"
+timeout = "3s"
+networks = ["10.0.0.5", "127.0.0.0/8"]
+
+[[http.allow]]
+host = "API.GitHub.com."
+path = "/repos/"
+methods = ["get", "POST"]
+headers = { authorization = { from = "GH", prefix = "Bearer " }, X-Key = { file = "key.txt" } }
+
+[[http.allow]]
+scheme = "http"
+host = "*.example.com"
+port = 8080
+`
+	lookup := func(k string) (string, bool) {
+		if k == "GH" {
+			return "tok", true
+		}
+		return "", false
+	}
+	p, err := ParsePolicy([]byte(src), dir, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.HTTP
+	if h == nil || len(h.Allow) != 2 || h.Limits.Requests != 5 || h.Limits.BytesIn != 1<<20 || h.Limits.Timeout != 3*time.Second {
+		t.Fatalf("%+v", h)
+	}
+	r := h.Allow[0]
+	if r.String() != "GET,POST https://api.github.com:443/repos/" {
+		t.Fatalf("rule %s", r.String())
+	}
+	if len(r.Headers) != 2 || r.Headers[0].Name != "Authorization" || r.Headers[0].Value != "Bearer tok" ||
+		r.Headers[1].Value != "filekey" || r.Headers[1].Source != "file "+filepath.Join(dir, "key.txt") {
+		t.Fatalf("headers %+v", r.Headers)
+	}
+	if h.Allow[1].String() != "GET,HEAD http://*.example.com:8080/" || len(h.Networks) != 2 || h.Networks[0].String() != "10.0.0.5/32" {
+		t.Fatalf("%v %v", h.Allow[1].String(), h.Networks)
+	}
+	for _, bad := range []string{
+		"[http]\nbogus = 1",
+		"[[http.allow]]\nhost = \"a.com\"\nheaders = { A = { from = \"NOPE\" } }",
+		"[[http.allow]]\nhost = \"a.com\"\nheaders = { A = { env = \"GH\" } }",
+		"[[http.allow]]\nhost = \"a.com\"\nheaders = { Host = \"x\" }",
+		"[[http.allow]]\nhost = \"a.com\"\nheaders = { A = \"x\\r\\ny\" }",
+		"[[http.allow]]\nscheme = \"ftp\"\nhost = \"a.com\"",
+		"[[http.allow]]\nhost = \"a.*.com\"",
+		"[[http.allow]]\nhost = \"a.com\"\npath = \"/a/../b\"",
+		"[http]\nnetworks = [\"0.0.0.0/0\"]",
+		"[http]\nnetworks = [\"nonsense\"]",
+		"[http]\nca_bundle = \"missing.pem\"",
+	} {
+		if _, err := ParsePolicy([]byte(bad), dir, lookup); err == nil {
+			t.Errorf("accepted:\n%s", bad)
+		}
+	}
+}
