@@ -13,8 +13,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
 // Config configures an Engine.

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/wasmcp/wasmcp/host"
+import (
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/egress"
+)
 
 // policyJSON renders an effective policy for inspect, with the keys of the
 // policy file (README "Policy") and every default filled in. Environment
@@ -20,6 +23,46 @@ func policyJSON(p host.Policy) map[string]any {
 		"stderr":        stderr,
 		"mount":         mountsJSON(p.Mounts),
 		"env":           envJSON(p.Env),
+	}
+	if p.HTTP != nil {
+		out["http"] = httpJSON(p.HTTP)
+	}
+	return out
+}
+
+// httpJSON renders the outbound HTTP grant: the allow-list, the special
+// networks, the limits, and for each secret header its name and source,
+// never its value.
+func httpJSON(h *egress.Policy) map[string]any {
+	l := h.Limits.WithDefaults()
+	allow := make([]map[string]any, 0, len(h.Allow))
+	for i := range h.Allow {
+		r := &h.Allow[i]
+		entry := map[string]any{"rule": r.String()}
+		if len(r.Headers) > 0 {
+			hs := make(map[string]string, len(r.Headers))
+			for _, sh := range r.Headers {
+				hs[sh.Name] = sh.Source
+			}
+			entry["headers"] = hs
+		}
+		allow = append(allow, entry)
+	}
+	nets := make([]string, len(h.Networks))
+	for i, n := range h.Networks {
+		nets[i] = n.String()
+	}
+	out := map[string]any{
+		"allow":         allow,
+		"networks":      nets,
+		"max_requests":  l.Requests,
+		"max_bytes_out": host.FormatBytes(l.BytesOut),
+		"max_bytes_in":  host.FormatBytes(l.BytesIn),
+		"timeout":       l.Timeout.String(),
+		"concurrency":   l.Concurrency,
+	}
+	if h.CABundleFile != "" {
+		out["ca_bundle"] = h.CABundleFile
 	}
 	return out
 }

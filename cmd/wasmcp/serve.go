@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/registry"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
@@ -25,6 +26,7 @@ type engineFlags struct {
 	logLevel   string
 	instrument bool
 	budget     int64
+	httpProxy  bool
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -34,6 +36,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.output, "max-output", host.DefaultLimits().OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.Int64Var(&f.budget, "memory-budget", 0, "MiB the instances running at once may use together (memory and table caps); a call waits up to 5s for room, then fails as busy. 0: half the cgroup limit or the machine's memory; -1: no budget")
+	fs.BoolVar(&f.httpProxy, "http-proxy-from-env", false, "send guests' outbound HTTP through the proxy named by HTTPS_PROXY/HTTP_PROXY/NO_PROXY (off: direct connections, guarded against private addresses)")
 	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")
 }
 
@@ -48,6 +51,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		Logger:          log,
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),
+		Egress:          egress.Options{ProxyFromEnv: f.httpProxy},
 	})
 }
 
