@@ -205,6 +205,9 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	example = strings.Replace(example, `"/var/cache/weather"`, `"`+cache+`"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "corp-ca.pem"), []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p, err := ParsePolicy([]byte(example), dir, lookupFrom(map[string]string{"WEATHER_API_TOKEN": "t0k3n"}))
 	if err != nil {
 		t.Fatalf("the README's example: %v", err)
@@ -221,8 +224,25 @@ func TestREADMEExample(t *testing.T) {
 			{Name: "UNITS", Value: "metric"},
 		},
 	}
+	h := p.HTTP
+	p.HTTP = nil
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("got  %+v\nwant %+v", p, want)
+	}
+	if h == nil || len(h.Allow) != 2 || h.Limits.Requests != 16 || h.Limits.Concurrency != 2 || len(h.Networks) != 2 ||
+		h.CABundleFile != filepath.Join(dir, "corp-ca.pem") {
+		t.Fatalf("http: %+v", h)
+	}
+	var rules []string
+	for _, r := range h.Allow {
+		rules = append(rules, r.String())
+	}
+	if got := strings.Join(rules, "; "); got != "GET https://api.weather.example:443/v2/; GET,HEAD https://*.wikipedia.org:443/" {
+		t.Fatalf("rules: %s", got)
+	}
+	hs := h.Allow[0].Headers
+	if len(hs) != 2 || hs[0].Name != "Authorization" || hs[0].Value != "Bearer t0k3n" || hs[1].Name != "X-Client" || hs[1].Value != "wasmcp" {
+		t.Fatalf("headers: %+v", hs)
 	}
 }
 
