@@ -801,42 +801,212 @@ void wasmcp_log(wasmcp_call *c, const char *level, const char *logger, const cha
 	finish(&b);
 }
 
-/* read_line reads stdin up to the first newline (the host's request line;
- * later lines would be answers to requests this SDK does not send). The
- * line is returned without its newline in a malloc'd buffer. */
+/* Stdin is read through one buffer: bytes read past a line stay for the
+ * next read_line (the answers to wasmcp/http requests come after the
+ * request line). */
+static char *in_buf;
+static size_t in_len, in_cap;
+static int in_eof;
+
+/* read_line returns the next line of stdin without its newline, in a
+ * malloc'd NUL-terminated buffer (the last line may end at EOF without a
+ * newline; at EOF with nothing left it is empty). NULL on a read error or
+ * when memory runs out. */
 static char *read_line(size_t *len) {
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	if (buf == NULL)
-		return NULL;
+	size_t scanned = 0;
 	for (;;) {
-		if (n == cap) {
-			char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-			if (nb == NULL) {
-				free(buf);
+		char *nl = in_len > scanned ? memchr(in_buf + scanned, '\n', in_len - scanned) : NULL;
+		scanned = in_len;
+		if (nl != NULL || in_eof) {
+			size_t n = nl ? (size_t)(nl - in_buf) : in_len;
+			char *line = malloc(n + 1);
+			if (line == NULL)
 				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
+			if (n)
+				memcpy(line, in_buf, n);
+			line[n] = 0;
+			size_t used = nl ? n + 1 : n;
+			memmove(in_buf, in_buf + used, in_len - used);
+			in_len -= used;
+			*len = n;
+			return line;
 		}
-		ssize_t r = read(0, buf + n, cap - n);
+		if (in_len == in_cap) {
+			size_t nc = in_cap ? in_cap * 2 : 4096;
+			char *nb = in_cap > SIZE_MAX / 2 ? NULL : realloc(in_buf, nc);
+			if (nb == NULL)
+				return NULL;
+			in_buf = nb;
+			in_cap = nc;
+		}
+		ssize_t r = read(0, in_buf + in_len, in_cap - in_len);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			free(buf);
 			return NULL;
 		}
 		if (r == 0)
-			break;
-		char *nl = memchr(buf + n, '\n', (size_t)r);
-		if (nl) {
-			n = (size_t)(nl - buf);
-			break;
-		}
-		n += (size_t)r;
+			in_eof = 1;
+		in_len += (size_t)r;
 	}
-	*len = n;
-	return buf;
+}
+
+/* ---------------------------------------------------------------------
+ * Outbound HTTP (ABI 1.1)
+ * ------------------------------------------------------------------- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void buf_base64(wasmcp_buf *b, const unsigned char *s, size_t n) {
+	char q[4];
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		q[0] = b64[v >> 18 & 63];
+		q[1] = b64[v >> 12 & 63];
+		q[2] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		q[3] = i + 2 < n ? b64[v & 63] : '=';
+		wasmcp_buf_raw(b, q, 4);
+	}
+}
+
+/* unbase64 decodes standard padded base64 in place; returns the length,
+ * or (size_t)-1 on a bad character. */
+static size_t unbase64(char *s, size_t n) {
+	size_t o = 0;
+	uint32_t v = 0;
+	int bits = 0;
+	for (size_t i = 0; i < n && s[i] != '='; i++) {
+		const char *p = memchr(b64, s[i], 64);
+		if (p == NULL || s[i] == 0)
+			return (size_t)-1;
+		v = v << 6 | (uint32_t)(p - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			s[o++] = (char)(v >> bits & 0xff);
+		}
+	}
+	return o;
+}
+
+static char *dup_cstr(const char *s) {
+	size_t n = strlen(s);
+	char *d = malloc(n + 1);
+	if (d)
+		memcpy(d, s, n + 1);
+	return d;
+}
+
+static int http_fail(wasmcp_http_response *out, const char *reason, const char *msg) {
+	out->reason = dup_cstr(reason);
+	out->message = dup_cstr(msg);
+	return -1;
+}
+
+int wasmcp_http(const char *method, const char *url, const char *headers_json, const void *body, size_t body_len,
+                int64_t timeout_ms, wasmcp_http_response *out) {
+	static int64_t seq;
+	memset(out, 0, sizeof *out);
+	if (url == NULL)
+		return http_fail(out, "sdk", "wasmcp_http: url is NULL");
+	wasmcp_json hj;
+	if (headers_json && (!wasmcp_json_parse(headers_json, strlen(headers_json), &hj) ||
+	                     wasmcp_json_type_of(hj) != WASMCP_JSON_OBJECT))
+		return http_fail(out, "sdk", "wasmcp_http: headers_json is not a JSON object");
+	char id[40];
+	snprintf(id, sizeof id, "wasmcp-http-%lld", (long long)++seq);
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"");
+	wasmcp_buf_cstr(&b, id);
+	wasmcp_buf_cstr(&b, "\",\"method\":\"wasmcp/http\",\"params\":{\"method\":");
+	const char *m = method ? method : "GET";
+	wasmcp_buf_json_string(&b, m, strlen(m));
+	wasmcp_buf_cstr(&b, ",\"url\":");
+	wasmcp_buf_json_string(&b, url, strlen(url));
+	if (headers_json) {
+		wasmcp_buf_cstr(&b, ",\"headers\":");
+		buf_json_compact(&b, hj.ptr, hj.len);
+	}
+	if (body && body_len) {
+		wasmcp_buf_cstr(&b, ",\"bodyBase64\":\"");
+		buf_base64(&b, body, body_len);
+		wasmcp_buf_cstr(&b, "\"");
+	}
+	if (timeout_ms > 0) {
+		wasmcp_buf_cstr(&b, ",\"timeoutMs\":");
+		wasmcp_buf_int(&b, timeout_ms);
+	}
+	wasmcp_buf_cstr(&b, "}}");
+	if (b.oom || wasmcp_write_line(b.data, b.len) != 0) {
+		wasmcp_buf_free(&b);
+		return http_fail(out, "sdk", "wasmcp_http: could not write the request");
+	}
+	wasmcp_buf_free(&b);
+	for (;;) {
+		size_t n;
+		char *line = read_line(&n);
+		if (line == NULL || (n == 0 && in_eof && in_len == 0)) {
+			free(line);
+			return http_fail(out, "sdk", "wasmcp_http: stdin ended before the host answered");
+		}
+		wasmcp_json msg, mid, result, err;
+		if (!wasmcp_json_parse(line, n, &msg) || !wasmcp_json_get(msg, "id", &mid) ||
+		    !wasmcp_json_string_equals(mid, id)) {
+			free(line); /* not our answer */
+			continue;
+		}
+		out->line = line;
+		if (wasmcp_json_get(msg, "error", &err)) {
+			wasmcp_json jm, data, reason;
+			char *em = NULL, *r = NULL;
+			if (wasmcp_json_get(err, "message", &jm))
+				em = wasmcp_json_string(jm, NULL);
+			if (wasmcp_json_get(err, "data", &data) && wasmcp_json_get(data, "reason", &reason))
+				r = wasmcp_json_string(reason, NULL);
+			out->reason = r ? r : dup_cstr("unknown");
+			out->message = em ? em : dup_cstr("");
+			return -1;
+		}
+		if (!wasmcp_json_get(msg, "result", &result))
+			return http_fail(out, "sdk", "wasmcp_http: the host's answer has neither result nor error");
+		wasmcp_json st, jb;
+		int64_t status = 0;
+		if (wasmcp_json_get(result, "status", &st))
+			wasmcp_json_int(st, &status);
+		out->status = (int)status;
+		wasmcp_json_get(result, "headers", &out->headers);
+		if (wasmcp_json_get(result, "bodyBase64", &jb)) {
+			size_t bl;
+			out->body = wasmcp_json_string(jb, &bl);
+			if (out->body) {
+				out->body_len = unbase64(out->body, bl);
+				if (out->body_len == (size_t)-1) {
+					out->body_len = 0;
+					return http_fail(out, "sdk", "wasmcp_http: the host's body is not base64");
+				}
+				out->body[out->body_len] = 0;
+			}
+		} else if (wasmcp_json_get(result, "body", &jb)) {
+			out->body = wasmcp_json_string(jb, &out->body_len);
+		}
+		if (out->body == NULL) {
+			out->body = dup_cstr("");
+			out->body_len = 0;
+		}
+		return 0;
+	}
+}
+
+void wasmcp_http_response_free(wasmcp_http_response *r) {
+	free(r->body);
+	free(r->reason);
+	free(r->message);
+	free(r->line);
+	memset(r, 0, sizeof *r);
 }
 
 /* error_with_name answers code with prefix followed by the unescaped

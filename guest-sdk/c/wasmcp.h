@@ -205,6 +205,37 @@ void wasmcp_progress(wasmcp_call *call, double progress, double total, const cha
  * an optional logger name (NULL for none) and a text message as data. */
 void wasmcp_log(wasmcp_call *call, const char *level, const char *logger, const char *message);
 
+/* ---------------------------------------------------------------------
+ * Outbound HTTP (ABI 1.1, abi/README.md section 8)
+ * ------------------------------------------------------------------- */
+
+/* The host's answer to wasmcp_http. Free it with wasmcp_http_response_free. */
+typedef struct {
+	int status;         /* the final HTTP status (after redirects); 0 on failure */
+	char *body;         /* the response body, decoded, NUL-terminated (may hold NULs) */
+	size_t body_len;    /* its length */
+	wasmcp_json headers; /* {"Name":["value",…]}, a view into the answer line */
+	char *reason;       /* on failure: "policy_refused", "dns", "connect", "timeout",
+	                       "too_large", "tls", "protocol", "invalid_request", or
+	                       "sdk" (bad arguments, stdin ended); NULL on success */
+	char *message;      /* on failure: what happened */
+	char *line;         /* the answer line (owns headers) */
+} wasmcp_http_response;
+
+/* wasmcp_http makes one outbound HTTP request through the host and waits
+ * for its answer. method NULL means GET; headers_json is NULL or a JSON
+ * object {"Name":["value"]}; body (body_len bytes, binary safe) may be
+ * NULL; timeout_ms <= 0 means the policy's. The module's policy decides
+ * what it may reach ([http] in NAME.policy.toml). Returns 0 when the host
+ * answered with a response (any status: check out->status), -1 when it
+ * did not (out->reason and out->message say why). Call it from a tool
+ * handler, before answering. */
+int wasmcp_http(const char *method, const char *url, const char *headers_json, const void *body, size_t body_len,
+                int64_t timeout_ms, wasmcp_http_response *out);
+
+/* wasmcp_http_response_free releases what wasmcp_http filled in. */
+void wasmcp_http_response_free(wasmcp_http_response *r);
+
 /* wasmcp_write_line writes one complete line (a '\n' is appended) to
  * stdout, looping over short writes. Returns 0 on success. */
 int wasmcp_write_line(const char *s, size_t n);

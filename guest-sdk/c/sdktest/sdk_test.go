@@ -257,3 +257,30 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTP(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":"other","result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"wasmcp-http-1","result":{"status":201,"url":"https://a.test/","headers":{"Content-Type":["x/y"]},"bodyBase64":"AP9iaW4="}}` + "\n"
+	msgs, code := run(t, call("fetch", `{"url":"https://a.test/"}`)+answer)
+	if code != 0 || len(msgs) != 2 {
+		t.Fatalf("exit %d, messages %v", code, msgs)
+	}
+	want := map[string]any{"jsonrpc": "2.0", "id": "wasmcp-http-1", "method": "wasmcp/http", "params": map[string]any{
+		"method": "POST", "url": "https://a.test/", "headers": map[string]any{"X-A": []any{"1"}}, "bodyBase64": "AP9iaW4=", "timeoutMs": float64(1500)}}
+	if !reflect.DeepEqual(msgs[0], want) {
+		t.Fatalf("request %v", msgs[0])
+	}
+	if got := msgs[1]["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; got != "201 x/y 5 255" {
+		t.Fatalf("result %q", got)
+	}
+	// A refusal, and stdin ending before any answer.
+	msgs, _ = run(t, call("fetch", `{"url":"https://a.test/"}`)+
+		`{"jsonrpc":"2.0","id":"wasmcp-http-1","error":{"code":-32040,"message":"not allowed","data":{"reason":"policy_refused"}}}`+"\n")
+	if got := msgs[1]["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; got != "policy_refused: not allowed" {
+		t.Fatalf("refusal %q", got)
+	}
+	msgs, _ = run(t, call("fetch", `{"url":"https://a.test/"}`))
+	if got := msgs[1]["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; !strings.HasPrefix(got.(string), "sdk: ") {
+		t.Fatalf("eof %q", got)
+	}
+}

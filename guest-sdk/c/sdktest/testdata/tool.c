@@ -61,9 +61,46 @@ static void silent(wasmcp_call *c, wasmcp_json args) {
 	(void)args;
 }
 
+/* fetch POSTs a binary body to the url argument through the host and
+ * answers what came back. */
+static void fetch(wasmcp_call *c, wasmcp_json args) {
+	wasmcp_json u;
+	char *url = wasmcp_json_get(args, "url", &u) ? wasmcp_json_string(u, NULL) : NULL;
+	wasmcp_http_response r;
+	static const char bin[] = {0, (char)0xff, 'b', 'i', 'n'};
+	if (wasmcp_http("POST", url, "{\"X-A\": [\"1\"]}", bin, sizeof bin, 1500, &r) != 0) {
+		wasmcp_buf m = {0};
+		wasmcp_buf_cstr(&m, r.reason);
+		wasmcp_buf_cstr(&m, ": ");
+		wasmcp_buf_cstr(&m, r.message);
+		wasmcp_buf_raw(&m, "", 1);
+		wasmcp_tool_error(c, m.data);
+		wasmcp_buf_free(&m);
+	} else {
+		wasmcp_json ct, v;
+		size_t pos = 0;
+		wasmcp_buf m = {0};
+		wasmcp_buf_int(&m, r.status);
+		wasmcp_buf_cstr(&m, " ");
+		if (wasmcp_json_get(r.headers, "Content-Type", &ct) && wasmcp_json_array_next(ct, &pos, &v)) {
+			char *s = wasmcp_json_string(v, NULL);
+			wasmcp_buf_cstr(&m, s);
+			free(s);
+		}
+		wasmcp_buf_cstr(&m, " ");
+		wasmcp_buf_int(&m, (int64_t)r.body_len);
+		wasmcp_buf_cstr(&m, " ");
+		wasmcp_buf_int(&m, (unsigned char)r.body[1]);
+		wasmcp_result_text(c, m.data, m.len);
+		wasmcp_buf_free(&m);
+	}
+	wasmcp_http_response_free(&r);
+	free(url);
+}
+
 int main(void) {
 	static const wasmcp_tool tools[] = {
-	    {"echo", echo}, {"busy", busy}, {"raw", raw}, {"rpcerror", rpcerror}, {"silent", silent},
+	    {"echo", echo}, {"busy", busy}, {"raw", raw}, {"rpcerror", rpcerror}, {"silent", silent}, {"fetch", fetch},
 	};
 	return wasmcp_run(description, tools, sizeof tools / sizeof *tools);
 }
