@@ -324,3 +324,25 @@ port = 8080
 		}
 	}
 }
+
+// The example modules' policy files parse.
+func TestExamplePolicies(t *testing.T) {
+	files, err := filepath.Glob("../examples/wasm/*/*.policy.toml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("example policies: %v %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ParsePolicy(data, filepath.Dir(f), lookupFrom(map[string]string{"GITHUB_TOKEN": "ghp_test"}))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if p.HTTP == nil || len(p.HTTP.Allow) == 0 {
+			t.Errorf("%s grants no outbound HTTP", f)
+		}
+	}
+}

@@ -6,7 +6,8 @@
 //	go run ./examples/wasm/build [-o DIR] [-src DIR]
 //
 // -o defaults to examples/wasm/bin and -src to examples/wasm, both in the
-// module root. It prints one line per module and exits 1 if any failed.
+// module root. A module's NAME.policy.toml, if its directory has one, is
+// copied beside its .wasm. It prints one line per module and exits 1 if any failed.
 package main
 
 import (
@@ -56,6 +57,15 @@ func main() {
 			p = rel
 		}
 		fmt.Printf("built %-10s %s%s\n", name, p, size)
+		// A module's policy (what it may reach) goes beside it.
+		pol := filepath.Join(*src, name, name+".policy.toml")
+		if b, err := os.ReadFile(pol); err == nil {
+			dst := filepath.Join(*out, name+".policy.toml")
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				fail(err)
+			}
+			fmt.Printf("      %-10s %s\n", "policy", dst)
+		}
 	}
 	if err != nil {
 		fail(err)

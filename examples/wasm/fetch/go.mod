@@ -1,0 +1,21 @@
+module github.com/wasmcp/wasmcp/examples/wasm/fetch
+
+go 1.26
+
+require (
+	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
+	github.com/wasmcp/wasmcp/guest-sdk/go v0.1.0
+)
+
+require (
+	github.com/JohannesKaufmann/dom v0.3.1 // indirect
+	github.com/wasmcp/wasmcp/abi v0.1.0 // indirect
+	golang.org/x/net v0.55.0 // indirect
+)
+
+// This example is a module of its own, as a tool is: it uses the SDK the way
+// a tool author does, from the checkout instead of a tagged release.
+replace (
+	github.com/wasmcp/wasmcp/abi => ../../../abi
+	github.com/wasmcp/wasmcp/guest-sdk/go => ../../../guest-sdk/go
+)
