@@ -77,6 +77,10 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 // loadNetprobe loads the netprobe guest with an outbound HTTP policy on an
 // engine whose resolver and dialer never leave loopback.
 func loadNetprobe(t *testing.T, hp *egress.Policy, logs *bytes.Buffer) *Module {
+	return loadNetprobeB(t, hp, logs)
+}
+
+func loadNetprobeB(t testing.TB, hp *egress.Policy, logs *bytes.Buffer) *Module {
 	t.Helper()
 	wasm := buildNetprobe(t)
 	if hp != nil {
@@ -112,7 +116,9 @@ func (s *syncBuf) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
-func serverRule(t *testing.T, srvURL string) egress.Rule {
+func serverRule(_ *testing.T, srvURL string) egress.Rule { return serverRuleB(srvURL) }
+
+func serverRuleB(srvURL string) egress.Rule {
 	u, _ := url.Parse(srvURL)
 	port, _ := strconv.Atoi(u.Port())
 	return egress.Rule{Scheme: "http", Host: u.Hostname(), Port: port}

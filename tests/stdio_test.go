@@ -191,7 +191,7 @@ func TestStdioExamples(t *testing.T) {
 		for _, x := range tools {
 			names = append(names, x.(map[string]any)["name"].(string))
 		}
-		want := "client_roots,confirm_plan,hash,json_query,text_stats,transcode,word_count"
+		want := "client_roots,confirm_plan,fetch,github_issues,hash,json_query,text_stats,transcode,word_count"
 		if strings.Join(names, ",") != want {
 			t.Fatalf("tools %v, want %s (sorted)", names, want)
 		}

@@ -1,0 +1,52 @@
+package egress
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// BenchmarkDo is the host's side of one outbound request (checks, guard,
+// transport, body, redaction, audit line) against a loopback server; compare
+// with BenchmarkDirect, a plain http.Client GET of the same server.
+func BenchmarkDo(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, guest") }))
+	defer srv.Close()
+	p := &Policy{Allow: []Rule{loopRule(srv.URL)}, Limits: Limits{Requests: 1 << 30, BytesIn: 1 << 40}}
+	if err := CheckRule(&p.Allow[0]); err != nil {
+		b.Fatal(err)
+	}
+	c, err := NewClient(p, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	s := c.NewSession("bench", 1)
+	req := &abi.HTTPRequest{URL: srv.URL + "/"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, e := s.Do(context.Background(), req); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
+
+func BenchmarkDirect(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, guest") }))
+	defer srv.Close()
+	c := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Get(srv.URL + "/")
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}

@@ -1,0 +1,94 @@
+package tests
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutboundHTTP serves the fetch example with a policy that allows one
+// loopback server, and drives it over stdio: a page comes back as Markdown,
+// a destination outside the list is refused, a secret header reaches the
+// server but not the guest, `wasmcp inspect` shows the allow-list without
+// the secret, and each request leaves an audit line in the log.
+func TestOutboundHTTP(t *testing.T) {
+	page := `<html><body><h1>Outbound</h1><p>Reached <a href="/next">through the host</a>.</p></body></html>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/echo":
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprintf(w, "token=%s", r.Header.Get("X-Token"))
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, page)
+		}
+	}))
+	defer srv.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the server outside the allow-list got a request: %s", r.URL)
+	}))
+	defer other.Close()
+	u, _ := url.Parse(srv.URL)
+
+	dir := t.TempDir()
+	wasm, err := os.ReadFile(filepath.Join(exampleTools(t), "fetch.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployFile(t, dir, "fetch.wasm", wasm)
+	policy := fmt.Sprintf(`
+[http]
+max_requests = 4
+
+[[http.allow]]
+scheme = "http"
+host = "127.0.0.1"
+port = %s
+headers = { X-Token = "s3cr3t-literal-value" }
+`, u.Port())
+	deployFile(t, dir, "fetch.policy.toml", []byte(policy))
+
+	out, err := exec.Command(wasmcpBin, "inspect", "--cache-dir", compileCache, filepath.Join(dir, "fetch.wasm")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"rule": "GET,HEAD http://127.0.0.1:`+u.Port()+`/"`) || !strings.Contains(string(out), `"X-Token": "literal"`) {
+		t.Fatalf("inspect does not show the allow-list:\n%s", out)
+	}
+	if strings.Contains(string(out), "s3cr3t") {
+		t.Fatalf("inspect shows the secret:\n%s", out)
+	}
+
+	s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false")
+	c := newStdioClient(t, s)
+	res := c.request("tools/call", fmt.Sprintf(`{"name":"fetch","arguments":{"url":%q}}`, srv.URL+"/page"), nil)
+	if !strings.Contains(res, `# Outbound`) || !strings.Contains(res, `[through the host](http://127.0.0.1:`+u.Port()+`/next)`) {
+		t.Fatalf("fetch: %s", res)
+	}
+	res = c.request("tools/call", fmt.Sprintf(`{"name":"fetch","arguments":{"url":%q}}`, srv.URL+"/echo"), nil)
+	if !strings.Contains(res, "token=[REDACTED]") || strings.Contains(res, "s3cr3t") {
+		t.Fatalf("echo: %s", res)
+	}
+	res = c.request("tools/call", fmt.Sprintf(`{"name":"fetch","arguments":{"url":%q}}`, other.URL+"/"), nil)
+	if !strings.Contains(res, `"isError":true`) || !strings.Contains(res, "policy_refused") {
+		t.Fatalf("outside the list: %s", res)
+	}
+	res = c.request("tools/call", `{"name":"fetch","arguments":{"url":"http://169.254.169.254/latest/meta-data/"}}`, nil)
+	if !strings.Contains(res, "policy_refused") {
+		t.Fatalf("metadata address: %s", res)
+	}
+	logs := s.stderr.String()
+	if n := strings.Count(logs, `msg="outbound http"`); n < 4 {
+		t.Fatalf("%d audit lines, want 4:\n%s", n, logs)
+	}
+	if !strings.Contains(logs, "module=fetch") || strings.Contains(logs, "s3cr3t") {
+		t.Fatalf("audit lines:\n%s", logs)
+	}
+}
