@@ -81,9 +81,50 @@ var cases = []hostileCase{
 		}
 	}},
 	{name: "floods notifications", tool: "notify_flood", want: "wrote more than 1MiB to stdout and stderr (limit output)"},
+	{name: "network outside its grant", tool: "net_escape", args: `{"base":"NET_BASE"}`, check: checkNetEscape},
 	{name: "floods requests to the client", tool: "request_flood", check: func(t *testing.T, transport string, r reply) {
 		toolError(t, r, "hostile", "has more than 16 requests to the client outstanding")
 	}},
+}
+
+// checkNetEscape judges the net_escape tool's report: the granted
+// destination answers, the policy's secret reaches the server but comes
+// back redacted, every way out is refused, and the flood stops at the
+// per-call limit.
+func checkNetEscape(t *testing.T, _ string, r reply) {
+	var got map[string]string
+	if r.isError || json.Unmarshal([]byte(r.text), &got) != nil {
+		t.Fatalf("want the guest's report, got %s", r)
+	}
+	want := map[string]string{
+		"granted":                    "ok:200 fine",
+		"secret echo":                "ok:200 token=[REDACTED]",
+		"uppercase and trailing dot": "ok:200 fine",
+		// IPv4-mapped IPv6 counts as IPv4: the granted address itself.
+		"ipv4-mapped ipv6": "ok:200 fine",
+		"crlf in header":             "err:invalid_request",
+		"host header":                "err:invalid_request",
+		"file scheme":                "err:invalid_request",
+	}
+	for _, k := range []string{"userinfo", "userinfo at allowed", "decimal ip", "octal ip", "hex ip", "short ip",
+		"ipv6 loopback", "metadata", "redirect to metadata", "redirect out of the list",
+		"other port", "method not granted"} {
+		want[k] = "err:policy_refused"
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+	// 6 requests above reached the server (granted, echo, mapped,
+	// uppercase, and the first hop of each redirect); max_requests is 10.
+	flood := strings.Split(got["flood"], ",")
+	if len(flood) != 40 || strings.Count(got["flood"], "200") != 4 || strings.Count(got["flood"], "policy_refused") != 36 {
+		t.Errorf("flood: %s", got["flood"])
+	}
+	if strings.Contains(r.text, netSecret) {
+		t.Errorf("the secret reached the guest: %s", r.text)
+	}
 }
 
 // checkEscape judges the escape tool's report: only the two granted
@@ -147,14 +188,14 @@ func TestBattery(t *testing.T) {
 							defer wg.Done()
 							good = c.call(t, "echo", `{"text":`+quote(hc.name)+`,"sleep_ms":200}`)
 						}()
-						args := hc.args
+						args := strings.ReplaceAll(hc.args, "NET_BASE", netBase)
 						if args == "" {
 							args = "{}"
 						}
 						r := c.call(t, hc.tool, args)
 						wg.Wait()
 						module := "hostile"
-						if hc.tool == "alloc_oom" || hc.tool == "sleep_forever" || hc.tool == "escape" || hc.tool == "env" {
+						if hc.tool == "alloc_oom" || hc.tool == "sleep_forever" || hc.tool == "escape" || hc.tool == "env" || hc.tool == "net_escape" {
 							module = "hostilego"
 						}
 						if hc.check != nil {

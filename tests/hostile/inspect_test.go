@@ -47,6 +47,10 @@ func TestInspectShowsEffectivePolicy(t *testing.T) {
 			map[string]any{"host": filepath.Join(toolsDir, "scratch"), "guest": "/scratch", "mode": "rw"},
 		},
 		"env": map[string]any{"FROM_HOST": "from " + hostEnv, "GRANTED": "literal"},
+		"http": map[string]any{
+			"allow":    []any{map[string]any{"rule": "GET,HEAD http://127.0.0.1:" + netPort + "/", "headers": map[string]any{"X-Token": "literal"}}},
+			"networks": []any{}, "max_requests": 10.0, "max_bytes_out": "1MiB", "max_bytes_in": "8MiB", "timeout": "10s", "concurrency": 4.0,
+		},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inspect hostilego:\n got %v\nwant %v", got, want)

@@ -3,8 +3,11 @@ package hostile
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
@@ -24,7 +27,15 @@ var (
 	// outsideDir is a directory no guest is granted; the escape case
 	// checks nothing appears in it.
 	outsideDir string
+	// netBase is the loopback HTTP server the hostilego policy grants
+	// (http://127.0.0.1:PORT), the only destination the net_escape case
+	// may reach; netPort is its port.
+	netBase, netPort string
 )
+
+// netSecret is the header value the hostilego policy adds for netBase; it
+// must never reach the guest.
+const netSecret = "hostile-secret-value"
 
 // hostEnv is the host variable the hostilego policy passes on as
 // FROM_HOST; secretEnv is one no policy grants.
@@ -48,6 +59,10 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		return 1
 	}
+	srv := netServer()
+	defer srv.Close()
+	netBase = srv.URL
+	netPort = strings.TrimPrefix(srv.URL, "http://127.0.0.1:")
 	toolsDir = filepath.Join(dir, "tools")
 	outsideDir = filepath.Join(dir, "outside")
 	cacheDir = filepath.Join(os.TempDir(), "wasmcp-test-cache")
@@ -114,6 +129,15 @@ mode = "rw"
 [env]
 GRANTED = "yes"
 FROM_HOST = { from = "` + hostEnv + `" }
+
+[http]
+max_requests = 10
+
+[[http.allow]]
+scheme = "http"
+host = "127.0.0.1"
+port = ` + netPort + `
+headers = { X-Token = "` + netSecret + `" }
 `,
 		"data/hello.txt": "hello\n",
 		"outside/secret": "secret\n",
@@ -136,4 +160,22 @@ FROM_HOST = { from = "` + hostEnv + `" }
 		return err
 	}
 	return os.Symlink(rel, filepath.Join(dir, "data", "rel_link"))
+}
+
+// netServer is the one destination the hostilego policy grants: "/" answers
+// "fine", "/echo" echoes the X-Token header, "/meta" redirects to the cloud
+// metadata address and "/out" to a port the policy does not grant.
+func netServer() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/echo":
+			fmt.Fprintf(w, "token=%s", r.Header.Get("X-Token"))
+		case "/meta":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		case "/out":
+			http.Redirect(w, r, "http://127.0.0.1:1/", http.StatusFound)
+		default:
+			fmt.Fprint(w, "fine")
+		}
+	}))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +77,63 @@ func main() {
 			b, _ := json.Marshal(map[string]any{"environ": env, "args": os.Args})
 			return string(b), nil
 		})
+	guest.AddTool(s, guest.Tool{Name: "net_escape", Description: "Tries to reach what its [http] grant does not allow; reports each attempt."},
+		func(c *guest.Context, in netIn) (string, error) {
+			out := map[string]string{}
+			try := func(name, method, url string, hdr map[string][]string) {
+				r, err := c.HTTP(&guest.HTTPRequest{Method: method, URL: url, Headers: hdr})
+				if he, ok := err.(*guest.HTTPError); ok {
+					out[name] = "err:" + he.Reason
+					return
+				}
+				if err != nil {
+					out[name] = "err:" + err.Error()
+					return
+				}
+				out[name] = "ok:" + strconv.Itoa(r.Status) + " " + r.Body
+			}
+			b := in.Base // http://127.0.0.1:PORT, the one destination granted
+			port := strings.TrimPrefix(b, "http://127.0.0.1:")
+			try("granted", "", b+"/", nil)
+			try("secret echo", "", b+"/echo", nil)
+			try("userinfo", "", "http://127.0.0.1:"+port+"@169.254.169.254/", nil)
+			try("userinfo at allowed", "", "http://x@127.0.0.1:"+port+"/", nil)
+			try("decimal ip", "", "http://2130706433:"+port+"/", nil)
+			try("octal ip", "", "http://0177.0.0.1:"+port+"/", nil)
+			try("hex ip", "", "http://0x7f000001:"+port+"/", nil)
+			try("short ip", "", "http://127.1:"+port+"/", nil)
+			try("ipv6 loopback", "", "http://[::1]:"+port+"/", nil)
+			try("ipv4-mapped ipv6", "", "http://[::ffff:127.0.0.1]:"+port+"/", nil)
+			try("metadata", "", "http://169.254.169.254/latest/meta-data/", nil)
+			try("redirect to metadata", "", b+"/meta", nil)
+			try("redirect out of the list", "", b+"/out", nil)
+			try("other port", "", "http://127.0.0.1:1/", nil)
+			try("method not granted", "DELETE", b+"/", nil)
+			try("crlf in header", "", b+"/", map[string][]string{"X-A": {"a\r\nX-Token: forged"}})
+			try("host header", "", b+"/", map[string][]string{"Host": {"169.254.169.254"}})
+			try("file scheme", "", "file:///etc/passwd", nil)
+			try("uppercase and trailing dot", "", "HTTP://127.0.0.1:"+port+"/", nil)
+			var flood []string
+			for i := 0; i < 40; i++ {
+				r, err := c.HTTP(&guest.HTTPRequest{URL: b + "/"})
+				switch he, _ := err.(*guest.HTTPError); {
+				case he != nil:
+					flood = append(flood, he.Reason)
+				case err != nil:
+					flood = append(flood, err.Error())
+				default:
+					flood = append(flood, strconv.Itoa(r.Status))
+				}
+			}
+			out["flood"] = strings.Join(flood, ",")
+			b2, _ := json.Marshal(out)
+			return string(b2), nil
+		})
 	s.Run()
+}
+
+type netIn struct {
+	Base string `json:"base"`
 }
 
 // result renders an attempt: "ok:" and what was read, or "err:" and why.
