@@ -102,9 +102,9 @@ func checkNetEscape(t *testing.T, _ string, r reply) {
 		"uppercase and trailing dot": "ok:200 fine",
 		// IPv4-mapped IPv6 counts as IPv4: the granted address itself.
 		"ipv4-mapped ipv6": "ok:200 fine",
-		"crlf in header":             "err:invalid_request",
-		"host header":                "err:invalid_request",
-		"file scheme":                "err:invalid_request",
+		"crlf in header":   "err:invalid_request",
+		"host header":      "err:invalid_request",
+		"file scheme":      "err:invalid_request",
 	}
 	for _, k := range []string{"userinfo", "userinfo at allowed", "decimal ip", "octal ip", "hex ip", "short ip",
 		"ipv6 loopback", "metadata", "redirect to metadata", "redirect out of the list",
