@@ -334,4 +334,3 @@ func TestJWTIssuerDown(t *testing.T) {
 		t.Fatalf("err = %v, want 503", err)
 	}
 }
-

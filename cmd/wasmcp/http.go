@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
@@ -135,9 +136,12 @@ func splitList(s string) []string {
 }
 
 // serveHTTP serves MCP over HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFlags, maxBatch int, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFlags, af *authFlags, maxBatch int, log *slog.Logger) error {
 	opts, err := f.options(log, maxBatch)
 	if err != nil {
+		return err
+	}
+	if err := af.check(addr, log); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -145,6 +149,13 @@ func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFl
 		return fmt.Errorf("--http: %w", err)
 	}
 	opts.Addr = ln.Addr().String()
+	if opts.Middleware, err = af.wrap(opts.Addr, opts.TLSCert != "", log); err != nil {
+		ln.Close()
+		return err
+	}
+	if opts.Middleware != nil {
+		opts.Principal = auth.PrincipalName
+	}
 	scheme := "http"
 	if opts.TLSCert != "" {
 		scheme = "https"

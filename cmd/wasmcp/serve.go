@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
@@ -102,6 +103,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	hf.register(fs)
 	var tf taskFlags
 	tf.register(fs)
+	var af authFlags
+	af.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
 
@@ -185,8 +188,8 @@ Flags:
 		if *useStdio {
 			return errors.New("--stdio and --http are exclusive")
 		}
-		return serveHTTP(ctx, srv, *httpAddr, &hf, *maxBatch, log)
+		return serveHTTP(ctx, srv, *httpAddr, &hf, &af, *maxBatch, log)
 	}
 	log.Info("serving MCP on stdio", "tools", *tools)
-	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, Logger: log})
+	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, Logger: log, Principal: auth.LocalUser().Name})
 }

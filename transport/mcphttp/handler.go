@@ -120,6 +120,10 @@ type Options struct {
 	// Principal names the authenticated caller of a request; sessions
 	// belong to the principal that opened them. Nil means everyone is "".
 	Principal func(*http.Request) string
+	// Middleware, when set, wraps the handler Serve serves (an
+	// authentication guard that puts the principal in the request's
+	// context for Principal to read).
+	Middleware func(http.Handler) http.Handler
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -26,17 +26,23 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	}
 	opts.defaults()
 	h := New(srv, opts)
-	if lo, _ := isLoopback(opts.Addr); !lo && len(opts.AllowedHosts) == 0 {
+	// Middleware (an authentication guard) wraps the handler on every
+	// protocol served.
+	var handler http.Handler = h
+	if opts.Middleware != nil {
+		handler = opts.Middleware(h)
+	}
+	if lo, _ := isLoopback(opts.Addr); !lo && opts.Middleware == nil && len(opts.AllowedHosts) == 0 {
 		opts.Logger.Warn("serving on a non-loopback address: any Host header is accepted and nothing authenticates "+
 			"callers; anyone who can reach this address can call every tool (bind 127.0.0.1, or set the allowed hosts "+
 			"and put an authenticating proxy in front)", "addr", opts.Addr)
-	} else if !lo {
+	} else if !lo && opts.Middleware == nil {
 		opts.Logger.Warn("serving on a non-loopback address: nothing authenticates callers; anyone who can reach "+
 			"this address with an allowed Host can call every tool", "addr", opts.Addr)
 	}
 	ln = newLimitListener(ln, opts.MaxConns, opts.MaxConnsPerAddr, h.refused)
 	hs := &http.Server{
-		Handler:           h,
+		Handler:           handler,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    opts.MaxHeaderBytes,
@@ -64,10 +70,10 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 			return errors.New("mcphttp: HTTP/3 needs TLS (TLSCert and TLSKey)")
 		}
 		var err error
-		if h3, err = listenHTTP3(h, ln.Addr(), hs.TLSConfig, opts); err != nil {
+		if h3, err = listenHTTP3(handler, ln.Addr(), hs.TLSConfig, opts); err != nil {
 			return err
 		}
-		hs.Handler = h3.advertise(h)
+		hs.Handler = h3.advertise(handler)
 		h3.serve()
 		opts.Logger.Info("serving HTTP/3", "udp", h3.conn.LocalAddr().String(), "max_streams", h3.srv.QUICConfig.MaxIncomingStreams)
 	}

@@ -30,6 +30,9 @@ type Options struct {
 	MaxBatch int
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Principal is the client's principal (the local user); it owns the
+	// session and its tasks. "" means none.
+	Principal string
 }
 
 // Serve reads messages from in and writes answers to out until in ends or
@@ -52,13 +55,15 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 		opts.Logger = slog.Default()
 	}
 	c := &conn{
-		srv:      srv,
-		w:        &writer{w: bufio.NewWriter(out)},
-		sess:     protocol.NewSession(),
-		log:      opts.Logger,
-		maxBatch: opts.MaxBatch,
-		jobs:     make(chan job, opts.Queue),
+		srv:       srv,
+		w:         &writer{w: bufio.NewWriter(out)},
+		sess:      protocol.NewSession(),
+		log:       opts.Logger,
+		maxBatch:  opts.MaxBatch,
+		jobs:      make(chan job, opts.Queue),
+		principal: opts.Principal,
 	}
+	c.sess.Principal = opts.Principal
 	defer c.sess.Close()
 	remove := srv.AddListener(&protocol.Listener{
 		Session: c.sess, Tools: true, Prompts: true, Resources: true,
@@ -77,7 +82,7 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 				if j.batch != nil {
 					c.serveBatch(ctx, j.batch)
 				} else {
-					c.respond(c.srv.Handle(ctx, c.sess, j.msg, c.w, protocol.Hint{}))
+					c.respond(c.srv.Handle(ctx, c.sess, j.msg, c.w, protocol.Hint{Principal: c.principal}))
 				}
 			}
 		}()
@@ -104,6 +109,8 @@ type conn struct {
 	log      *slog.Logger
 	jobs     chan job
 	maxBatch int
+	// principal is the client's principal (Options.Principal).
+	principal string
 }
 
 // job is a request or a batch waiting for a worker.
@@ -199,7 +206,7 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		return
 	}
 	if !msg.IsRequest() || msg.Method == "initialize" {
-		c.respond(c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{}))
+		c.respond(c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{Principal: c.principal}))
 		return
 	}
 	c.queue(job{msg: msg}, msg.ID)
@@ -233,7 +240,7 @@ func (c *conn) serveBatch(ctx context.Context, line []byte) {
 			Message: fmt.Sprintf("Invalid request: a batch may hold at most %d messages", c.maxBatch)}))
 		return
 	}
-	if out := c.srv.HandleBatch(ctx, c.sess, elems, c.w, protocol.Hint{}); out != nil {
+	if out := c.srv.HandleBatch(ctx, c.sess, elems, c.w, protocol.Hint{Principal: c.principal}); out != nil {
 		c.write(out)
 	}
 }

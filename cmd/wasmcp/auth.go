@@ -1,0 +1,158 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/wasmcp/wasmcp/auth"
+)
+
+// authFlags are serve's flags for authenticating HTTP clients.
+type authFlags struct {
+	provider          string
+	allowUnauth       bool
+	resource          string
+	scopes            string
+	scopesSupported   string
+	issuer            string
+	jwksURL           string
+	algorithms        string
+	leeway            time.Duration
+	jwksMinRefresh    time.Duration
+	keysFile          string
+	keyHeader         string
+	htpasswd          string
+	forwardURL        string
+	forwardTimeout    time.Duration
+	forwardCacheTTL   time.Duration
+	forwardPrincipal  string
+	forwardScopes     string
+	perPrincipalConc  int
+	perPrincipalRate  int
+	perPrincipalBurst int
+}
+
+func (f *authFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.provider, "auth", "none", `how HTTP clients authenticate: "none" (loopback only), "jwt" (OAuth 2.1 bearer access tokens), "apikey", "basic" or "forward"`)
+	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "serve a non-loopback address with --auth none (logged as a warning at every start)")
+	fs.StringVar(&f.resource, "auth-resource", "", "this server's canonical resource URI as clients reach it, e.g. https://mcp.example.com/mcp (default: the scheme and listen address, /mcp); JWT audiences must name it")
+	fs.StringVar(&f.scopes, "auth-scopes", "", "space- or comma-separated scopes every request needs (403 insufficient_scope without them)")
+	fs.StringVar(&f.scopesSupported, "auth-scopes-supported", "", "scopes published in the protected resource metadata (default: --auth-scopes)")
+	fs.StringVar(&f.issuer, "auth-issuer", "", "jwt: the authorization server's issuer identifier; tokens' iss must equal it and its metadata names the JWKS")
+	fs.StringVar(&f.jwksURL, "auth-jwks-url", "", "jwt: the issuer's JWKS URL (default: jwks_uri from the issuer's metadata)")
+	fs.StringVar(&f.algorithms, "auth-algorithms", "", "jwt: comma-separated signature algorithms allowed (default "+strings.Join(auth.DefaultAlgorithms(), ",")+")")
+	fs.DurationVar(&f.leeway, "auth-leeway", 30*time.Second, "jwt: clock skew allowed on exp, nbf and iat")
+	fs.DurationVar(&f.jwksMinRefresh, "auth-jwks-min-refresh", 30*time.Second, "jwt: least time between two fetches of the JWKS (a token naming an unknown key triggers one)")
+	fs.StringVar(&f.keysFile, "auth-keys-file", "", `apikey: file of "NAME sha256:HEX [SCOPE...]" lines (HEX: printf %s "$KEY" | sha256sum); reloaded on change`)
+	fs.StringVar(&f.keyHeader, "auth-key-header", "Authorization", `apikey: header carrying the key ("Authorization" means "Authorization: Bearer KEY")`)
+	fs.StringVar(&f.htpasswd, "auth-htpasswd", "", "basic: htpasswd file of bcrypt hashes (htpasswd -B), USER:HASH[:SCOPES]; reloaded on change")
+	fs.StringVar(&f.forwardURL, "auth-forward-url", "", "forward: the endpoint asked about each request (nginx auth_request / Traefik ForwardAuth convention)")
+	fs.DurationVar(&f.forwardTimeout, "auth-forward-timeout", 5*time.Second, "forward: longest wait for the endpoint")
+	fs.DurationVar(&f.forwardCacheTTL, "auth-forward-cache-ttl", 30*time.Second, "forward: how long an admission is remembered per credentials (negative: never)")
+	fs.StringVar(&f.forwardPrincipal, "auth-forward-principal-header", "X-Auth-Principal", "forward: response header naming the principal")
+	fs.StringVar(&f.forwardScopes, "auth-forward-scopes-header", "X-Auth-Scopes", "forward: response header listing the principal's scopes")
+	fs.IntVar(&f.perPrincipalConc, "per-principal-concurrent", 0, "requests (POST) one principal may have in flight; 0: no cap")
+	fs.IntVar(&f.perPrincipalRate, "per-principal-per-minute", 0, "requests (POST) one principal may make per minute (token bucket); 0: no cap")
+	fs.IntVar(&f.perPrincipalBurst, "per-principal-burst", 0, "size of that token bucket (default: the per-minute rate)")
+}
+
+func fields(s string) []string { return strings.Fields(strings.ReplaceAll(s, ",", " ")) }
+
+// check refuses --auth none on a non-loopback address unless
+// --allow-unauthenticated, and then warns; it runs before listening.
+func (f *authFlags) check(addr string, log *slog.Logger) error {
+	if f.provider != "none" && f.provider != "" {
+		return nil
+	}
+	if loopbackAddr(addr) {
+		return nil
+	}
+	if !f.allowUnauth {
+		return fmt.Errorf("--http %s is not a loopback address and --auth is none: anyone who can reach it could run the tools. "+
+			"Add --auth jwt|apikey|basic|forward (see README, \"Authentication\"), or --allow-unauthenticated to serve it without authentication anyway", addr)
+	}
+	log.Warn("serving a non-loopback address WITHOUT authentication (--allow-unauthenticated): anyone who can reach it can run the tools", "addr", addr)
+	return nil
+}
+
+// wrap returns the middleware that authenticates the HTTP clients of a
+// server listening on addr, nil for --auth none.
+func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+	if f.provider == "none" || f.provider == "" {
+		return nil, nil
+	}
+	resource := f.resource
+	if resource == "" {
+		scheme := "http"
+		if tls {
+			scheme = "https"
+		}
+		resource = scheme + "://" + addr + "/mcp"
+	}
+	opts := auth.GuardOptions{Resource: resource, RequiredScopes: fields(f.scopes), ScopesSupported: fields(f.scopesSupported),
+		ResourceName: "wasmcp", Logger: log,
+		Limits: auth.Limits{Concurrent: f.perPrincipalConc, PerMinute: f.perPrincipalRate, Burst: f.perPrincipalBurst}}
+	if len(opts.ScopesSupported) == 0 {
+		opts.ScopesSupported = opts.RequiredScopes
+	}
+	var err error
+	switch f.provider {
+	case "jwt":
+		if f.issuer == "" {
+			return nil, errors.New("--auth jwt needs --auth-issuer")
+		}
+		opts.AuthorizationServers = []string{f.issuer}
+		opts.Provider, err = auth.NewJWT(auth.JWTConfig{Issuer: f.issuer, JWKSURL: f.jwksURL, Audience: resource,
+			Algorithms: fields(f.algorithms), Leeway: f.leeway, MinRefresh: f.jwksMinRefresh})
+	case "apikey":
+		if f.keysFile == "" {
+			return nil, errors.New("--auth apikey needs --auth-keys-file")
+		}
+		opts.Provider, err = auth.NewAPIKeys(auth.APIKeysConfig{File: f.keysFile, Header: f.keyHeader, Logger: log})
+	case "basic":
+		if f.htpasswd == "" {
+			return nil, errors.New("--auth basic needs --auth-htpasswd")
+		}
+		opts.Provider, err = auth.NewBasic(auth.BasicConfig{File: f.htpasswd, Logger: log})
+	case "forward":
+		if f.forwardURL == "" {
+			return nil, errors.New("--auth forward needs --auth-forward-url")
+		}
+		opts.Provider, err = auth.NewForward(auth.ForwardConfig{URL: f.forwardURL, Timeout: f.forwardTimeout, CacheTTL: f.forwardCacheTTL,
+			PrincipalHeader: f.forwardPrincipal, ScopesHeader: f.forwardScopes})
+	default:
+		return nil, fmt.Errorf("--auth %q: want none, jwt, apikey, basic or forward", f.provider)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g0, err := auth.NewGuard(http.NotFoundHandler(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("--auth-resource: %w", err)
+	}
+	log.Info("authenticating HTTP clients", "auth", f.provider, "resource", resource, "metadata", g0.MetadataURL())
+	return func(next http.Handler) http.Handler {
+		g, _ := auth.NewGuard(next, opts)
+		return g
+	}, nil
+}
+
+// loopbackAddr reports whether addr ("host:port") binds only a loopback
+// address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

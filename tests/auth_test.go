@@ -1,0 +1,215 @@
+package tests
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// End-to-end tests of authentication: wasmcp serve --http --auth … as a
+// separate process, one test per provider, each with two principals.
+
+const legacyInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+
+func withAuth(h map[string]string, authz string) map[string]string {
+	out := map[string]string{"Accept": "application/json, text/event-stream"}
+	for k, v := range h {
+		out[k] = v
+	}
+	if authz != "" {
+		out["Authorization"] = authz
+	}
+	return out
+}
+
+// checkOwnership opens a legacy session as owner and checks that other
+// gets for it exactly what an unknown session id gets, on POST, GET and
+// DELETE, while owner keeps using it.
+func checkOwnership(t *testing.T, url, owner, other string) {
+	t.Helper()
+	x := httpDo(t, http.MethodPost, url, withAuth(nil, owner), legacyInit)
+	sid := x.header.Get("Mcp-Session-Id")
+	if x.status != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", x.status, x.body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	unknown := map[string]string{"Mcp-Session-Id": strings.Repeat("0", len(sid)), "MCP-Protocol-Version": "2025-11-25"}
+	if x := httpDo(t, http.MethodPost, url, withAuth(hdr, owner), `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
+		t.Fatalf("initialized: %d", x.status)
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		body := ""
+		if method == http.MethodPost {
+			body = ping
+		}
+		theirs := httpDo(t, method, url, withAuth(hdr, other), body)
+		none := httpDo(t, method, url, withAuth(unknown, other), body)
+		if theirs.status != 404 || theirs.status != none.status || theirs.body != none.body {
+			t.Fatalf("%s of another principal's session: %d %q; of an unknown one: %d %q", method, theirs.status, theirs.body, none.status, none.body)
+		}
+	}
+	if x := httpDo(t, http.MethodPost, url, withAuth(hdr, owner), ping); x.status != 200 {
+		t.Fatalf("the owner's ping: %d %s", x.status, x.body)
+	}
+	if x := httpDo(t, http.MethodPost, url, withAuth(hdr, owner), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"}}}`); x.status != 200 ||
+		!strings.Contains(x.body, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
+		t.Fatalf("the owner's tools/call: %d %s", x.status, x.body)
+	}
+	if x := httpDo(t, http.MethodDelete, url, withAuth(hdr, owner), ""); x.status != 204 {
+		t.Fatalf("the owner's DELETE: %d", x.status)
+	}
+}
+
+// checkRefused checks a request with authz is refused with status and a
+// WWW-Authenticate starting with challenge.
+func checkRefused(t *testing.T, url, authz string, status int, challenge string) {
+	t.Helper()
+	x := httpDo(t, http.MethodPost, url, withAuth(nil, authz), legacyInit)
+	if x.status != status || !strings.HasPrefix(x.header.Get("WWW-Authenticate"), challenge) {
+		t.Fatalf("Authorization %.20q: %d %q %s, want %d %q", authz, x.status, x.header.Get("WWW-Authenticate"), x.body, status, challenge)
+	}
+}
+
+func sha256Hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func TestAuthNoneRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(wasmcpBin, "serve", "--tools", exampleTools(t), "--http", "192.0.2.1:0", "--cache-dir", compileCache, "--watch=false")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--allow-unauthenticated") || !strings.Contains(string(out), "--auth jwt|apikey|basic|forward") {
+		t.Fatalf("serve on a non-loopback address without --auth: %v\n%s", err, out)
+	}
+}
+
+func TestAuthAPIKey(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("alice-key-1")+" mcp:tools\nbob sha256:"+sha256Hex("bob-key-2")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys)
+	md := strings.TrimSuffix(s.url, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
+	checkRefused(t, s.url, "", 401, `Bearer resource_metadata="`+md+`"`)
+	checkRefused(t, s.url, "Bearer wrong-key", 401, `Bearer resource_metadata="`+md+`"`)
+	x := httpDo(t, http.MethodGet, md, nil, "")
+	var meta struct {
+		Resource string `json:"resource"`
+	}
+	if x.status != 200 || json.Unmarshal([]byte(x.body), &meta) != nil || meta.Resource != s.url || x.header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("metadata: %d %s", x.status, x.body)
+	}
+	if x := httpDo(t, http.MethodPost, s.url+"?access_token=alice-key-1", withAuth(nil, ""), legacyInit); x.status != 400 {
+		t.Fatalf("query token: %d %s", x.status, x.body)
+	}
+	checkOwnership(t, s.url, "Bearer alice-key-1", "Bearer bob-key-2")
+	checkOwnership(t, s.url, "Bearer bob-key-2", "Bearer alice-key-1")
+	logs := s.stderr.String()
+	if !strings.Contains(logs, "audit=auth") {
+		t.Fatalf("no audit line:\n%s", logs)
+	}
+	for _, secret := range []string{"alice-key-1", "bob-key-2", "wrong-key"} {
+		if strings.Contains(logs, secret) {
+			t.Fatalf("the log holds a key:\n%s", logs)
+		}
+	}
+}
+
+func TestAuthBasic(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "htpasswd")
+	ha, _ := bcrypt.GenerateFromPassword([]byte("pw-alice"), bcrypt.MinCost)
+	hb, _ := bcrypt.GenerateFromPassword([]byte("pw-bob"), bcrypt.MinCost)
+	if err := os.WriteFile(file, []byte("alice:"+string(ha)+"\nbob:"+string(hb)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP(t, "--auth", "basic", "--auth-htpasswd", file)
+	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
+	checkRefused(t, s.url, "", 401, `Basic realm="wasmcp"`)
+	checkRefused(t, s.url, basic("alice", "pw-bob"), 401, `Basic realm="wasmcp"`)
+	checkRefused(t, s.url, basic("mallory", "pw-alice"), 401, `Basic realm="wasmcp"`)
+	checkOwnership(t, s.url, basic("alice", "pw-alice"), basic("bob", "pw-bob"))
+}
+
+func TestAuthForward(t *testing.T) {
+	t.Parallel()
+	fa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Forwarded-Uri") != "/mcp" {
+			w.WriteHeader(500)
+			return
+		}
+		switch r.Header.Get("Authorization") {
+		case "Bearer session-alice":
+			w.Header().Set("X-Auth-Principal", "alice")
+		case "Bearer session-bob":
+			w.Header().Set("X-Auth-Principal", "bob")
+		default:
+			w.WriteHeader(401)
+			return
+		}
+		w.WriteHeader(200)
+	}))
+	defer fa.Close()
+	s := startHTTP(t, "--auth", "forward", "--auth-forward-url", fa.URL+"/auth")
+	checkRefused(t, s.url, "", 401, `Bearer resource_metadata=`)
+	checkRefused(t, s.url, "Bearer session-eve", 401, `Bearer resource_metadata=`)
+	checkOwnership(t, s.url, "Bearer session-alice", "Bearer session-bob")
+}
+
+func TestAuthJWT(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issuerURL string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": issuerURL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
+	})
+	as := httptest.NewServer(mux)
+	defer as.Close()
+	issuerURL = as.URL
+	s := startHTTP(t, "--auth", "jwt", "--auth-issuer", issuerURL, "--auth-scopes", "mcp:tools")
+	sign := func(sub, aud, scope string, exp time.Duration) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": issuerURL, "aud": aud, "sub": sub, "scope": scope,
+			"iat": time.Now().Unix(), "exp": time.Now().Add(exp).Unix()})
+		tok.Header["kid"] = "k1"
+		out, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + out
+	}
+	md := `Bearer resource_metadata="` + strings.TrimSuffix(s.url, "/mcp") + `/.well-known/oauth-protected-resource/mcp", scope="mcp:tools"`
+	checkRefused(t, s.url, "", 401, md)
+	checkRefused(t, s.url, sign("alice", "https://elsewhere.example/mcp", "mcp:tools", time.Minute), 401, md+`, error="invalid_token"`)
+	checkRefused(t, s.url, sign("alice", s.url, "mcp:tools", -time.Minute), 401, md+`, error="invalid_token"`)
+	checkRefused(t, s.url, sign("alice", s.url, "other", time.Minute), 403, `Bearer resource_metadata=`)
+	x := httpDo(t, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource", nil, "")
+	if x.status != 200 || !strings.Contains(x.body, `"authorization_servers":["`+issuerURL+`"]`) {
+		t.Fatalf("metadata: %d %s", x.status, x.body)
+	}
+	checkOwnership(t, s.url, sign("alice", s.url, "mcp:tools", time.Minute), sign("bob", s.url, "mcp:tools other", time.Minute))
+}
