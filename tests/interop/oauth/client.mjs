@@ -1,0 +1,93 @@
+// The official MCP TypeScript SDK client (v1, @modelcontextprotocol/sdk)
+// against an OAuth-protected wasmcp, given only the server's URL and its
+// client credentials. Prints a JSON report on stdout for
+// tests/interop/oauth_test.go; this script only records.
+//
+//   node client.mjs SERVER_URL   (environment: CLIENT_ID, CLIENT_SECRET,
+//                                 ROTATE_URL, TOKEN_TTL)
+//
+// Scenario:
+//   1. a bare POST without a token: record the 401 and its WWW-Authenticate;
+//   2. connect with ClientCredentialsProvider: the SDK follows the 401 to the
+//      protected resource metadata, then to the authorization server's
+//      metadata, gets a token by the client-credentials grant, initializes;
+//   3. list the tools and call hash;
+//   4. the authorization server rotates its signing key (ROTATE_URL, the
+//      harness's lever) and the token expires (wait TOKEN_TTL + 3 s);
+//   5. the expired token, replayed by hand, is refused: record it;
+//   6. call hash again on the same client: the server's 401 makes the SDK
+//      fetch a new token, signed by the new key, and retry.
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function kidOf(token) {
+  try {
+    return JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid;
+  } catch {
+    return null;
+  }
+}
+
+function claimsOf(token) {
+  const c = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+  return { iss: c.iss, aud: c.aud, sub: c.sub, scope: c.scope, ttl: c.exp - c.iat };
+}
+
+async function main(url) {
+  const report = { requests: [] };
+  const init = {
+    jsonrpc: '2.0', id: 0, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bare', version: '1' } },
+  };
+  const bare = async (token) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(init) });
+    await r.text();
+    return { status: r.status, wwwAuthenticate: r.headers.get('www-authenticate') };
+  };
+  report.unauthenticated = await bare(null);
+
+  // Record every request the SDK makes (method and URL only).
+  const recordingFetch = async (input, options) => {
+    const u = typeof input === 'string' ? input : input.url ?? String(input);
+    const r = await fetch(input, options);
+    report.requests.push({ method: options?.method ?? 'GET', url: u, status: r.status });
+    return r;
+  };
+  const provider = new ClientCredentialsProvider({
+    clientId: process.env.CLIENT_ID,
+    clientSecret: process.env.CLIENT_SECRET,
+    // The SDK's client-credentials token request sends the provider's own
+    // scope (not the challenge's): a machine client is registered for it.
+    scope: 'mcp:tools',
+  });
+  const client = new Client({ name: 'wasmcp-oauth-interop', version: '0.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recordingFetch });
+  await client.connect(transport);
+  const first = provider.tokens().access_token;
+  report.firstToken = { kid: kidOf(first), claims: claimsOf(first) };
+  report.tools = (await client.listTools()).tools.map((t) => t.name).sort();
+  report.hash1 = await client.callTool({ name: 'hash', arguments: { algorithm: 'sha256', text: 'abc' } });
+
+  const rot = await fetch(process.env.ROTATE_URL, { method: 'POST' });
+  report.rotatedTo = (await rot.json()).kid;
+  await sleep((Number(process.env.TOKEN_TTL) + 3) * 1000);
+  report.expiredReplay = await bare(first);
+
+  report.hash2 = await client.callTool({ name: 'hash', arguments: { algorithm: 'sha256', text: 'abc' } });
+  const second = provider.tokens().access_token;
+  report.secondToken = { kid: kidOf(second), claims: claimsOf(second), differs: second !== first };
+  await transport.terminateSession().catch(() => {});
+  await client.close();
+  process.stdout.write(JSON.stringify(report) + '\n');
+}
+
+main(process.argv[2]).catch((err) => {
+  console.error(err?.stack ?? String(err));
+  process.exit(1);
+});

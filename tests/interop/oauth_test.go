@@ -1,0 +1,219 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
+)
+
+// TestOAuthTypeScriptSDK is the end-to-end OAuth 2.1 test: a real
+// authorization server (the npm package oidc-provider, oauth/as.mjs), wasmcp
+// serve --auth jwt trusting it, and the official TypeScript SDK client
+// (oauth/client.mjs) given only the server URL and its client credentials.
+// The client is refused with 401, follows the protected resource metadata
+// to the authorization server, gets a JWT access token by the
+// client-credentials grant and lists and calls tools; then the
+// authorization server rotates its signing key and the token expires,
+// and the client's next call succeeds with a new token signed by the new
+// key while the expired token is refused.
+func TestOAuthTypeScriptSDK(t *testing.T) {
+	node, dir := oauthProject(t)
+	const ttl = 4 // seconds: the access tokens' lifetime
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	resource := "http://" + addr + "/mcp"
+	env := append(os.Environ(), "RESOURCE="+resource, "CLIENT_ID=mcp-e2e", "CLIENT_SECRET=e2e-secret-"+strconv.Itoa(os.Getpid()),
+		"TOKEN_TTL="+strconv.Itoa(ttl))
+
+	// The authorization server.
+	asLog := &e2e.LockedBuffer{}
+	as := exec.Command(node, filepath.Join(dir, "as.mjs"))
+	as.Dir, as.Env, as.Stderr = dir, env, asLog
+	out, err := as.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Start(); err != nil {
+		t.Fatal(err)
+	}
+	asExited := make(chan error, 1)
+	go func() { asExited <- as.Wait() }()
+	t.Cleanup(func() {
+		stopProcess(t, as, asExited)
+		if t.Failed() {
+			t.Logf("authorization server stderr:\n%s", asLog)
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var hello struct{ Issuer string }
+	if err != nil || json.Unmarshal([]byte(line), &hello) != nil || hello.Issuer == "" {
+		t.Fatalf("the authorization server did not start: %v %q\n%s", err, line, asLog)
+	}
+
+	// wasmcp, trusting it.
+	log := &e2e.LockedBuffer{}
+	cmd := exec.Command(wasmcpBin, serveArgs("--http", addr, "--auth", "jwt", "--auth-issuer", hello.Issuer,
+		"--auth-scopes", "mcp:tools", "--auth-leeway", "1s", "--auth-jwks-min-refresh", "1s")...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stopProcess(t, cmd, exited)
+		checkServerLog(t, "wasmcp serve --auth jwt", log)
+	})
+	if err := waitListening(addr, exited, 60*time.Second); err != nil {
+		t.Fatalf("wasmcp: %v\n%s", err, log)
+	}
+
+	// The client.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), resource)
+	var stdout, stderr bytes.Buffer
+	cl.Dir, cl.Stdout, cl.Stderr = dir, &stdout, &stderr
+	cl.Env = append(env, "ROTATE_URL="+hello.Issuer+"/_test/rotate")
+	if err := cl.Run(); err != nil {
+		t.Fatalf("client.mjs: %v\nstderr:\n%s\nstdout:\n%s\nwasmcp:\n%s", err, stderr.String(), stdout.String(), log)
+	}
+	var rep struct {
+		Unauthenticated, ExpiredReplay struct {
+			Status          int
+			WWWAuthenticate string
+		}
+		Requests []struct {
+			Method, URL string
+			Status      int
+		}
+		FirstToken, SecondToken struct {
+			Kid    string
+			Claims struct {
+				Iss, Sub, Scope string
+				Aud             any
+				TTL             int
+			}
+			Differs bool
+		}
+		Tools       []string
+		Hash1, Hash2 tsCallResult
+		RotatedTo    string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("client report: %v\n%s", err, stdout.String())
+	}
+	md := `Bearer resource_metadata="http://` + addr + `/.well-known/oauth-protected-resource/mcp", scope="mcp:tools"`
+	if rep.Unauthenticated.Status != 401 || rep.Unauthenticated.WWWAuthenticate != md {
+		t.Errorf("no token: %d %q, want 401 %q", rep.Unauthenticated.Status, rep.Unauthenticated.WWWAuthenticate, md)
+	}
+	// The SDK discovered the metadata and got its token from the issuer.
+	var sawPRM, sawToken bool
+	for _, r := range rep.Requests {
+		sawPRM = sawPRM || strings.HasSuffix(r.URL, "/.well-known/oauth-protected-resource/mcp") && r.Status == 200
+		sawToken = sawToken || strings.HasPrefix(r.URL, hello.Issuer) && r.Method == "POST" && r.Status == 200
+	}
+	if !sawPRM || !sawToken {
+		t.Errorf("the SDK's requests lack the metadata or the token request: %+v", rep.Requests)
+	}
+	ft := rep.FirstToken
+	if ft.Claims.Iss != hello.Issuer || ft.Claims.Aud != resource || ft.Claims.Sub != "mcp-e2e" || ft.Claims.Scope != "mcp:tools" || ft.Claims.TTL != ttl || ft.Kid != "key-1" {
+		t.Errorf("first token: %+v", ft)
+	}
+	if !strings.Contains(strings.Join(rep.Tools, ","), "hash") {
+		t.Errorf("tools: %v", rep.Tools)
+	}
+	for i, h := range []tsCallResult{rep.Hash1, rep.Hash2} {
+		if len(h.Content) == 0 || !strings.Contains(h.Content[0].Text, hashSHA256) {
+			t.Errorf("hash call %d: %+v", i+1, h)
+		}
+	}
+	if rep.ExpiredReplay.Status != 401 || !strings.Contains(rep.ExpiredReplay.WWWAuthenticate, `error="invalid_token"`) ||
+		!strings.Contains(rep.ExpiredReplay.WWWAuthenticate, "expired") {
+		t.Errorf("the expired token: %d %q", rep.ExpiredReplay.Status, rep.ExpiredReplay.WWWAuthenticate)
+	}
+	if st := rep.SecondToken; !st.Differs || st.Kid != rep.RotatedTo || st.Kid == ft.Kid || st.Claims.Aud != resource {
+		t.Errorf("second token: %+v (rotated to %q)", st, rep.RotatedTo)
+	}
+	// wasmcp fetched the JWKS again for the new kid and audited the refusals
+	// without the tokens.
+	logs := log.String()
+	if !strings.Contains(logs, "audit=auth") || strings.Contains(logs, "eyJ") {
+		t.Errorf("audit lines missing, or a token in the log:\n%s", logs)
+	}
+}
+
+var (
+	oauthOnce                sync.Once
+	oauthDir, oauthNode      string
+	oauthSkipMsg, oauthError string
+)
+
+// oauthProject installs the npm project in oauth/ (npm ci) when its
+// node_modules is missing or stale, and returns node and the directory. It
+// skips the test without Node.js 20.19+ or npm.
+func oauthProject(t *testing.T) (node, dir string) {
+	t.Helper()
+	oauthOnce.Do(func() {
+		node, err := exec.LookPath("node")
+		npm, err2 := exec.LookPath("npm")
+		if err != nil || err2 != nil {
+			oauthSkipMsg = "node and npm are needed for the OAuth end-to-end test"
+			return
+		}
+		out, _ := exec.Command(node, "--version").Output()
+		v := strings.Split(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
+		major, _ := strconv.Atoi(v[0])
+		minor := 0
+		if len(v) > 1 {
+			minor, _ = strconv.Atoi(v[1])
+		}
+		if major < 20 || major == 20 && minor < 19 || major == 21 {
+			oauthSkipMsg = "oidc-provider 9 needs Node.js 20.19+ or 22.12+, found " + strings.TrimSpace(string(out))
+			return
+		}
+		oauthNode, oauthDir = node, filepath.Join(repoRoot, "tests", "interop", "oauth")
+		lock, err := os.ReadFile(filepath.Join(oauthDir, "package-lock.json"))
+		if err != nil {
+			oauthError = err.Error()
+			return
+		}
+		sum := sha256.Sum256(lock)
+		want := hex.EncodeToString(sum[:])
+		stamp := filepath.Join(oauthDir, "node_modules", ".wasmcp-interop-lock")
+		if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = oauthDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			oauthError = "npm ci in " + oauthDir + " (the npm registry must be reachable): " + err.Error() + "\n" + string(out)
+			return
+		}
+		if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
+			oauthError = err.Error()
+		}
+	})
+	if oauthSkipMsg != "" {
+		t.Skip(oauthSkipMsg)
+	}
+	if oauthError != "" {
+		t.Fatal(oauthError)
+	}
+	return oauthNode, oauthDir
+}
