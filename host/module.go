@@ -64,6 +64,10 @@ func (m *Module) Schemas(tool string) (contract.ToolSchemas, bool) {
 // Policy is the module's effective policy.
 func (m *Module) Policy() Policy { return m.policy }
 
+// Access returns the module's grants (its policy's Access), not to be
+// modified.
+func (m *Module) Access() *Access { return &m.policy.Access }
+
 // Reactor reports whether the module is a reactor (exports wasmcp_main).
 func (m *Module) Reactor() bool { return m.reactor }
 

@@ -32,6 +32,71 @@ type Policy struct {
 	DiscardStderr bool
 	// HTTP grants outbound HTTP (abi.MethodHTTP); nil grants none.
 	HTTP *egress.Policy
+	// Access says who may list and use the module's tools, resources and
+	// prompts. The host only carries it; the server enforces it.
+	Access Access
+}
+
+// Access is a module's grants: who may list and use its items, and what
+// its guest learns of its caller.
+type Access struct {
+	// Grant applies to every item of the module without one of its own.
+	Grant Grant
+	// Tools, Resources and Prompts hold the grants of single items, by
+	// tool name, resource URI (or template) and prompt name.
+	Tools, Resources, Prompts map[string]Grant
+	// ExposePrincipal gives the guest its caller's name and scopes in
+	// _meta["wasmcp/principal"]; credentials never reach a guest.
+	ExposePrincipal bool
+}
+
+// Grant names who may use an item: a caller holding any of Scopes, or
+// named in Principals. A zero Grant (neither listed) allows everyone.
+type Grant struct {
+	Scopes     []string `json:"scopes,omitempty"`
+	Principals []string `json:"principals,omitempty"`
+}
+
+// Open reports whether g allows everyone.
+func (g Grant) Open() bool { return len(g.Scopes) == 0 && len(g.Principals) == 0 }
+
+// Allows reports whether g allows the caller named principal holding
+// scopes.
+func (g Grant) Allows(principal string, scopes []string) bool {
+	if g.Open() {
+		return true
+	}
+	for _, p := range g.Principals {
+		if p == principal {
+			return true
+		}
+	}
+	for _, want := range g.Scopes {
+		for _, s := range scopes {
+			if s == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// For returns the grant of one item: kind is "tool", "resource" or
+// "prompt".
+func (a *Access) For(kind, name string) Grant {
+	var m map[string]Grant
+	switch kind {
+	case "tool":
+		m = a.Tools
+	case "resource":
+		m = a.Resources
+	case "prompt":
+		m = a.Prompts
+	}
+	if g, ok := m[name]; ok {
+		return g
+	}
+	return a.Grant
 }
 
 // Mount grants the guest a host directory.

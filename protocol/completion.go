@@ -14,7 +14,7 @@ func (r *request) complete() Response {
 	var key string
 	switch ref.Type {
 	case "ref/prompt":
-		if _, ok := r.cat.promptIdx[ref.Name]; !ok {
+		if e, ok := r.cat.promptIdx[ref.Name]; !ok || !r.allowed(e.mod, ItemPrompt, ref.Name) {
 			return r.fail(errorf(CodeInvalidParams, "Unknown prompt: "+ref.Name))
 		}
 		key = "prompt\x00" + ref.Name
@@ -24,7 +24,7 @@ func (r *request) complete() Response {
 		return r.fail(errorf(CodeInvalidParams, "Unknown ref type: "+ref.Type))
 	}
 	mod, ok := r.cat.complete[key]
-	if !ok {
+	if !ok || ref.Type == "ref/resource" && !r.allowed(mod, ItemResource, ref.URI) {
 		return r.ok(emptyCompletion, false)
 	}
 	reply, err := r.invoke(mod, abi.MethodComplete)

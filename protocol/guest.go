@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/bytedance/sonic"
 
@@ -23,7 +24,11 @@ func (r *request) invoke(mod Module, method string) (*contract.Reply, error) {
 	if r.guestParams != nil {
 		params = r.guestParams
 	}
-	return mod.Call(ctx, method, params, &peer{r: r, mod: mod})
+	params = r.guestMeta(mod, params)
+	start := time.Now()
+	reply, err := mod.Call(ctx, method, params, &peer{r: r, mod: mod})
+	r.audit(mod, method, start, reply, err)
+	return reply, err
 }
 
 // canceled reports whether err ended a call the client canceled; such a

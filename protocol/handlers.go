@@ -168,16 +168,26 @@ type pageKey struct {
 	shape  toolShape
 	era    Era
 	cursor string
+	grants [32]byte // the digest of the visible items (access.go)
 }
 
 // page answers a paginated list: items are sorted by key; the cursor is
 // the opaque encoding of the last key of the previous page.
-func (r *request) page(list string, n int, key func(int) string, enc func(int) []byte, shape toolShape) Response {
+func (r *request) page(list string, n int, key func(int) string, enc func(int) []byte, shape toolShape, item func(int) (Module, string), kind string) Response {
 	cursor := ""
 	if r.p.Cursor != nil {
 		cursor = *r.p.Cursor
 	}
-	pk := pageKey{list: list, shape: shape, era: r.era, cursor: cursor}
+	// Items the caller may not see are left out: the page works on the
+	// visible subset, and is cached under that subset's digest.
+	idx, grants := r.visible(n, item, kind)
+	if idx != nil {
+		key0, enc0 := key, enc
+		key = func(i int) string { return key0(idx[i]) }
+		enc = func(i int) []byte { return enc0(idx[i]) }
+		n = len(idx)
+	}
+	pk := pageKey{list: list, shape: shape, era: r.era, cursor: cursor, grants: grants}
 	if b, ok := r.cat.pages.Load(pk); ok {
 		return Response{Body: ResultResponse(r.msg.ID, b.([]byte)), Era: r.era}
 	}
@@ -219,26 +229,30 @@ func (r *request) listTools() Response {
 	sh := shapeFor(r.version)
 	return r.page("tools", len(c.tools),
 		func(i int) string { return c.tools[i].tool.Name },
-		func(i int) []byte { return c.tools[i].enc[sh] }, sh)
+		func(i int) []byte { return c.tools[i].enc[sh] }, sh,
+		func(i int) (Module, string) { return c.tools[i].mod, c.tools[i].tool.Name }, ItemTool)
 }
 
 func (r *request) listResources() Response {
 	c := r.cat
 	return r.page("resources", len(c.resources),
 		func(i int) string { return c.resources[i].res.URI },
-		func(i int) []byte { return c.resources[i].enc }, 0)
+		func(i int) []byte { return c.resources[i].enc }, 0,
+		func(i int) (Module, string) { return c.resources[i].mod, c.resources[i].res.URI }, ItemResource)
 }
 
 func (r *request) listTemplates() Response {
 	c := r.cat
 	return r.page("resourceTemplates", len(c.templates),
 		func(i int) string { return c.templates[i].tmpl.URITemplate },
-		func(i int) []byte { return c.templates[i].enc }, 0)
+		func(i int) []byte { return c.templates[i].enc }, 0,
+		func(i int) (Module, string) { return c.templates[i].mod, c.templates[i].tmpl.URITemplate }, ItemResource)
 }
 
 func (r *request) listPrompts() Response {
 	c := r.cat
 	return r.page("prompts", len(c.prompts),
 		func(i int) string { return c.prompts[i].prompt.Name },
-		func(i int) []byte { return c.prompts[i].enc }, 0)
+		func(i int) []byte { return c.prompts[i].enc }, 0,
+		func(i int) (Module, string) { return c.prompts[i].mod, c.prompts[i].prompt.Name }, ItemPrompt)
 }

@@ -146,7 +146,9 @@ func (r *request) prepareInputs() *Error {
 		case err != nil:
 			return errorf(CodeInvalidParams, "Invalid requestState")
 		case st.Principal != digest16([]byte(r.hint.Principal)):
-			return errorf(CodeInvalidParams, "Invalid requestState: issued to another principal")
+			// Exactly what a forged state gets: nothing tells a caller
+			// that the state exists for someone else.
+			return errorf(CodeInvalidParams, "Invalid requestState")
 		case st.Method != r.msg.Method || st.Identity != id:
 			return errorf(CodeInvalidParams, "Invalid requestState: issued for another request")
 		}

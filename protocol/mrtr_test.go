@@ -297,6 +297,12 @@ func TestMRTRStateBinding(t *testing.T) {
 			t.Errorf("%s: code %d, want -32602", name, code)
 		}
 	}
+	// Another principal's state gets exactly what a forged one gets.
+	mallory := modernCall(t, srv, Hint{Principal: "mallory"}, "tools/call", allCaps, answer+`"name":"hello","arguments":{"a":1,"b":[1,2]},"requestState":"`+state+`"`)
+	forged := modernCall(t, srv, Hint{Principal: "mallory"}, "tools/call", allCaps, answer+`"name":"hello","arguments":{"a":1,"b":[1,2]},"requestState":"`+flip(state)+`"`)
+	if fmt.Sprint(mallory["error"]) != fmt.Sprint(forged["error"]) {
+		t.Errorf("another principal's state: %v; a forged one: %v", mallory["error"], forged["error"])
+	}
 	// A state from another server (another key) or past its expiry fails.
 	other, _ := mrtrServer(t, Options{})
 	if code := errCode(modernCall(t, other, Hint{Principal: "alice"}, "tools/call", allCaps,

@@ -6,7 +6,7 @@ import (
 
 func (r *request) getPrompt() Response {
 	e, ok := r.cat.promptIdx[r.p.Name]
-	if !ok {
+	if !ok || !r.allowed(e.mod, ItemPrompt, r.p.Name) {
 		return r.fail(errorf(CodeInvalidParams, "Unknown prompt: "+r.p.Name))
 	}
 	if err := r.prepareInputs(); err != nil {

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
@@ -50,7 +51,9 @@ func launch(ctx context.Context, r *request, e *toolEntry, owner sink) *relay {
 
 // run calls the guest and hands its outcome to the owner.
 func (rl *relay) run(ctx context.Context, params []byte) {
-	reply, err := rl.mod.Call(ctx, abi.MethodToolsCall, params, rl)
+	start := time.Now()
+	reply, err := rl.mod.Call(ctx, abi.MethodToolsCall, rl.r.guestMeta(rl.mod, params), rl)
+	rl.r.audit(rl.mod, abi.MethodToolsCall, start, reply, err)
 	rl.finish(outcome{reply: reply, err: err})
 }
 

@@ -16,11 +16,15 @@ func (r *request) readResource() Response {
 	}
 	var mod Module
 	if e, ok := r.cat.resIdx[uri]; ok {
-		mod = e.mod
+		if r.allowed(e.mod, ItemResource, uri) {
+			mod = e.mod
+		}
 	} else {
 		for _, t := range r.cat.templates {
 			if _, ok := t.t.Match(uri); ok {
-				mod = t.mod
+				if r.allowed(t.mod, ItemResource, t.tmpl.URITemplate) {
+					mod = t.mod
+				}
 				break
 			}
 		}

@@ -44,6 +44,13 @@ type Options struct {
 	// updates guests announce to the other replicas of a deployment,
 	// which deliver them with Broadcast.
 	Fanout Fanout
+	// Access, when set, decides which tools, resources and prompts each
+	// caller may list and use (the modules' grants); nil allows all.
+	Access AccessFunc
+	// GuestMeta, when set, says what a guest learns of its caller.
+	GuestMeta GuestMetaFunc
+	// Audit, when set, receives a record of every finished guest call.
+	Audit AuditFunc
 }
 
 // Fanout carries a guest's announcement (a list-changed method, or

@@ -176,7 +176,7 @@ func (r *request) listSkills() Response {
 	list := r.cat.Skills()
 	return r.page("skills", len(list),
 		func(i int) string { return list[i].URI() },
-		func(i int) []byte { return list[i].Entry() }, 0)
+		func(i int) []byte { return list[i].Entry() }, 0, nil, "")
 }
 
 func (r *request) getSkill() Response {

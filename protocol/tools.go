@@ -10,7 +10,7 @@ import (
 
 func (r *request) callTool() Response {
 	e, ok := r.cat.toolIdx[r.p.Name]
-	if !ok {
+	if !ok || !r.allowed(e.mod, ItemTool, r.p.Name) {
 		return r.fail(errorf(CodeInvalidParams, "Unknown tool: "+r.p.Name))
 	}
 	mode, merr := r.toolMode(e) // inline, task or escalate (mode.go)

@@ -56,6 +56,52 @@ type policyFile struct {
 	Mounts       []mountEntry        `toml:"mount"`
 	Env          map[string]envEntry `toml:"env"`
 	HTTP         *httpSection        `toml:"http"`
+	Access       *accessTable        `toml:"access"`
+}
+
+// accessTable is [access]: the module's grant, per-item grants in
+// [access.tools.NAME], [access.resources."URI"], [access.prompts.NAME],
+// and expose_principal.
+type accessTable struct {
+	Scopes          []string              `toml:"scopes"`
+	Principals      []string              `toml:"principals"`
+	ExposePrincipal bool                  `toml:"expose_principal"`
+	Tools           map[string]grantEntry `toml:"tools"`
+	Resources       map[string]grantEntry `toml:"resources"`
+	Prompts         map[string]grantEntry `toml:"prompts"`
+}
+
+type grantEntry struct {
+	Scopes     []string `toml:"scopes"`
+	Principals []string `toml:"principals"`
+}
+
+func (a *accessTable) access() (host.Access, error) {
+	out := host.Access{Grant: host.Grant{Scopes: a.Scopes, Principals: a.Principals}, ExposePrincipal: a.ExposePrincipal}
+	conv := func(kind string, in map[string]grantEntry) (map[string]host.Grant, error) {
+		if len(in) == 0 {
+			return nil, nil
+		}
+		m := make(map[string]host.Grant, len(in))
+		for name, g := range in {
+			if len(g.Scopes) == 0 && len(g.Principals) == 0 {
+				return nil, fmt.Errorf("access.%s.%q: name scopes or principals (an empty grant would open the item to everyone)", kind, name)
+			}
+			m[name] = host.Grant{Scopes: g.Scopes, Principals: g.Principals}
+		}
+		return m, nil
+	}
+	var err error
+	if out.Tools, err = conv("tools", a.Tools); err != nil {
+		return out, err
+	}
+	if out.Resources, err = conv("resources", a.Resources); err != nil {
+		return out, err
+	}
+	if out.Prompts, err = conv("prompts", a.Prompts); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 type mountEntry struct {
@@ -85,7 +131,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env], [http] with [[http.allow]])",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -160,6 +206,13 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 		default:
 			return p, fmt.Errorf(`stderr = %q: want "log" or "discard"`, *f.Stderr)
 		}
+	}
+	if f.Access != nil {
+		a, err := f.Access.access()
+		if err != nil {
+			return p, err
+		}
+		p.Access = a
 	}
 	guests := map[string]bool{}
 	for i, m := range f.Mounts {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/auth"
+	"github.com/wasmcp/wasmcp/protocol"
 )
 
 // authFlags are serve's flags for authenticating HTTP clients.
@@ -36,6 +37,7 @@ type authFlags struct {
 	perPrincipalConc  int
 	perPrincipalRate  int
 	perPrincipalBurst int
+	auditCalls        bool
 }
 
 func (f *authFlags) register(fs *flag.FlagSet) {
@@ -60,9 +62,18 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.perPrincipalConc, "per-principal-concurrent", 0, "requests (POST) one principal may have in flight; 0: no cap")
 	fs.IntVar(&f.perPrincipalRate, "per-principal-per-minute", 0, "requests (POST) one principal may make per minute (token bucket); 0: no cap")
 	fs.IntVar(&f.perPrincipalBurst, "per-principal-burst", 0, "size of that token bucket (default: the per-minute rate)")
+	fs.BoolVar(&f.auditCalls, "audit-calls", true, "log one line per guest call (principal, module, method, name, outcome, duration; never arguments)")
 }
 
 func fields(s string) []string { return strings.Fields(strings.ReplaceAll(s, ",", " ")) }
+
+// audit returns the call auditor, nil with --audit-calls=false.
+func (f *authFlags) audit(log *slog.Logger) protocol.AuditFunc {
+	if !f.auditCalls {
+		return nil
+	}
+	return auditCalls(log)
+}
 
 // check refuses --auth none on a non-loopback address unless
 // --allow-unauthenticated, and then warns; it runs before listening.

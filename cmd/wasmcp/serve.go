@@ -166,7 +166,8 @@ Flags:
 		fo = fanout
 	}
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
-		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo})
+		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo,
+		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(log)})
 	if fanout != nil {
 		fctx, stop := context.WithCancel(ctx)
 		defer stop()

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/wasmcp/wasmcp/auth"
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/protocol"
+)
+
+// grantedModule is what the grants need of a module; *host.Module has it.
+type grantedModule interface {
+	Access() *host.Access
+}
+
+// moduleAccess enforces the modules' [access] grants: the caller's scopes
+// come from the authentication layer (none on stdio or without --auth,
+// where only principals can match).
+func moduleAccess(ctx context.Context, principal string, mod protocol.Module, kind, name string) bool {
+	gm, ok := mod.(grantedModule)
+	if !ok {
+		return true
+	}
+	a := gm.Access()
+	g := a.For(kind, name)
+	if g.Open() {
+		return true
+	}
+	var scopes []string
+	if p := auth.FromContext(ctx); p != nil {
+		scopes = p.Scopes
+	}
+	return g.Allows(principal, scopes)
+}
+
+// guestPrincipal gives a guest whose policy sets expose_principal its
+// caller's name and scopes; never a credential.
+func guestPrincipal(ctx context.Context, principal string, mod protocol.Module) []byte {
+	gm, ok := mod.(grantedModule)
+	if !ok || !gm.Access().ExposePrincipal {
+		return nil
+	}
+	v := struct {
+		Name   string   `json:"name"`
+		Scopes []string `json:"scopes"`
+	}{Name: principal, Scopes: []string{}}
+	if p := auth.FromContext(ctx); p != nil && p.Scopes != nil {
+		v.Scopes = p.Scopes
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// auditCalls writes one log line per guest call: who, what, the outcome
+// and the duration; never arguments.
+func auditCalls(log *slog.Logger) protocol.AuditFunc {
+	return func(ctx context.Context, rec protocol.CallRecord) {
+		log.Info("call", "audit", "call", "principal", rec.Principal, "module", rec.Module, "method", rec.Method,
+			"name", rec.Name, "outcome", rec.Outcome, "duration", rec.Duration)
+	}
+}

@@ -1,0 +1,134 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"time"
+
+	"github.com/wasmcp/wasmcp/contract"
+)
+
+// The kinds of items an AccessFunc is asked about.
+const (
+	ItemTool     = "tool"
+	ItemResource = "resource" // a resource URI or a resource template
+	ItemPrompt   = "prompt"
+)
+
+// MetaPrincipal is the _meta key under which a guest whose policy says so
+// gets its caller: {"name": …, "scopes": […]}.
+const MetaPrincipal = "wasmcp/principal"
+
+// AccessFunc decides whether the caller of a request may list and use one
+// item of a module: kind is ItemTool, ItemResource or ItemPrompt, name the
+// tool or prompt name, the resource URI or the template. ctx is the
+// request's context (an authentication layer keeps the caller there);
+// principal is the request's principal. An item the caller may not use is
+// absent from its lists and answers as an unknown item does.
+type AccessFunc func(ctx context.Context, principal string, mod Module, kind, name string) bool
+
+// GuestMetaFunc returns the JSON value the guest of mod gets in
+// _meta["wasmcp/principal"] for the caller of a request, nil for none.
+type GuestMetaFunc func(ctx context.Context, principal string, mod Module) []byte
+
+// allowed reports whether the request's caller may use the item.
+func (r *request) allowed(mod Module, kind, name string) bool {
+	f := r.srv.opts.Access
+	return f == nil || f(r.ctx, r.owner(), mod, kind, name)
+}
+
+// visible returns the indices of the n list items the caller may see (nil
+// when every item is visible) and a digest of that set, which keys the
+// encoded pages (item nil: a list of no module, all visible): a page
+// encoded for one set of grants is served only to
+// callers with the same set.
+func (r *request) visible(n int, item func(int) (Module, string), kind string) ([]int, [32]byte) {
+	if r.srv.opts.Access == nil || item == nil {
+		return nil, [32]byte{}
+	}
+	idx := make([]int, 0, n)
+	h := sha256.New()
+	var buf [8]byte
+	for i := 0; i < n; i++ {
+		mod, name := item(i)
+		if r.allowed(mod, kind, name) {
+			idx = append(idx, i)
+			binary.LittleEndian.PutUint64(buf[:], uint64(i))
+			h.Write(buf[:])
+		}
+	}
+	var d [32]byte
+	if len(idx) == n {
+		return nil, d // everything: the same pages as without grants
+	}
+	h.Write([]byte{0xff}) // distinguishes "all but filtered" from the zero key
+	h.Sum(d[:0])
+	return idx, d
+}
+
+// guestMeta returns the params for mod's guest with the caller in _meta,
+// when the server's GuestMeta says so; otherwise params.
+func (r *request) guestMeta(mod Module, params []byte) []byte {
+	f := r.srv.opts.GuestMeta
+	if f == nil {
+		return params
+	}
+	v := f(r.ctx, r.owner(), mod)
+	if v == nil {
+		return params
+	}
+	p, err := withMeta(params, MetaPrincipal, v)
+	if err != nil {
+		return params
+	}
+	return p
+}
+
+// CallRecord describes one finished guest call, for an audit log. It holds
+// no argument values.
+type CallRecord struct {
+	// Principal is the caller, "" when none.
+	Principal string
+	// Module serves the call; Method is tools/call, resources/read,
+	// prompts/get or completion/complete; Name is the tool or prompt name
+	// or the resource URI.
+	Module, Method, Name string
+	// Outcome is "ok", "tool_error" (a result with isError), "error" (a
+	// JSON-RPC error from the guest), "input_required", "canceled" or
+	// "failed" (the guest trapped, exited or broke a limit).
+	Outcome string
+	// Duration is the guest's run time.
+	Duration time.Duration
+}
+
+// AuditFunc receives a CallRecord per finished guest call.
+type AuditFunc func(ctx context.Context, rec CallRecord)
+
+// audit reports a finished guest call to the server's Audit.
+func (r *request) audit(mod Module, method string, start time.Time, reply *contract.Reply, err error) {
+	f := r.srv.opts.Audit
+	if f == nil {
+		return
+	}
+	rec := CallRecord{Principal: r.owner(), Module: mod.Name(), Method: method, Name: r.p.Name, Duration: time.Since(start)}
+	if rec.Name == "" {
+		rec.Name = r.p.URI
+	}
+	switch {
+	case err != nil && canceled(err):
+		rec.Outcome = "canceled"
+	case err != nil:
+		rec.Outcome = "failed"
+	case reply.Error != nil:
+		rec.Outcome = "error"
+	case len(reply.InputRequests) > 0:
+		rec.Outcome = "input_required"
+	case bytes.Contains(reply.Result, []byte(`"isError":true`)):
+		rec.Outcome = "tool_error"
+	default:
+		rec.Outcome = "ok"
+	}
+	f(r.ctx, rec)
+}

@@ -1,0 +1,147 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/contract"
+)
+
+// listAll follows nextCursor and returns the names (or URIs) listed.
+func listAll(t *testing.T, s *Server, sess *Session, method, member, field string, h Hint) []string {
+	t.Helper()
+	var names []string
+	cursor := ""
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":"` + cursor + `"}`
+		}
+		r := handleHint(t, s, sess, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`, nil, h)
+		var out struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(r.Body, &out); err != nil || out.Result == nil {
+			t.Fatalf("%s: %s", method, r.Body)
+		}
+		var items []map[string]any
+		_ = json.Unmarshal(out.Result[member], &items)
+		for _, it := range items {
+			names = append(names, it[field].(string))
+		}
+		cursor = ""
+		_ = json.Unmarshal(out.Result["nextCursor"], &cursor)
+		if cursor == "" {
+			return names
+		}
+	}
+}
+
+func TestAccessGrants(t *testing.T) {
+	s := newTestServer(t, 25)
+	// alice may use everything; bob the echo tool, the even numbered
+	// extra tools and the plain resource only.
+	s.opts.Access = func(ctx context.Context, principal string, mod Module, kind, name string) bool {
+		if principal == "alice" {
+			return true
+		}
+		switch kind {
+		case ItemTool:
+			return name == "echo" || strings.HasPrefix(name, "tool") && (name[len(name)-1]-'0')%2 == 0
+		case ItemResource:
+			return name == "fake://r"
+		}
+		return false
+	}
+	sess := initialized(t, s, "2025-11-25")
+	alice, bob := Hint{Principal: "alice"}, Hint{Principal: "bob"}
+	for round := 0; round < 2; round++ { // the second round is served from the page cache
+		all := listAll(t, s, sess, "tools/list", "tools", "name", alice)
+		some := listAll(t, s, sess, "tools/list", "tools", "name", bob)
+		if len(all) != 27 {
+			t.Fatalf("alice sees %d tools, want 27", len(all))
+		}
+		if len(some) != 14 || some[0] != "echo" || strings.Contains(strings.Join(some, ","), "typed") {
+			t.Fatalf("bob sees %v", some)
+		}
+		if p := listAll(t, s, sess, "prompts/list", "prompts", "name", bob); len(p) != 0 {
+			t.Fatalf("bob sees prompts %v", p)
+		}
+		if r := listAll(t, s, sess, "resources/list", "resources", "uri", bob); len(r) != 1 {
+			t.Fatalf("bob sees resources %v", r)
+		}
+		if r := listAll(t, s, sess, "resources/templates/list", "resourceTemplates", "uriTemplate", bob); len(r) != 0 {
+			t.Fatalf("bob sees templates %v", r)
+		}
+	}
+	// A denied item answers exactly as an unknown one.
+	call := func(h Hint, body string) string {
+		return string(handleHint(t, s, sess, body, nil, h).Body)
+	}
+	denied := call(bob, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"typed","arguments":{}}}`)
+	unknown := call(bob, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nosuch","arguments":{}}}`)
+	if strings.Replace(denied, "typed", "nosuch", 1) != unknown || !strings.Contains(denied, "Unknown tool") {
+		t.Fatalf("denied tool: %s; unknown: %s", denied, unknown)
+	}
+	if got := call(alice, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"typed","arguments":{}}}`); !strings.Contains(got, `"n":1`) {
+		t.Fatalf("alice's call: %s", got)
+	}
+	if got := call(bob, `{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p"}}`); !strings.Contains(got, "Unknown prompt") {
+		t.Fatalf("bob's prompt: %s", got)
+	}
+	deniedRes := call(bob, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"fake://t/1"}}`)
+	unknownRes := call(bob, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"fake://zz"}}`)
+	if strings.Replace(deniedRes, "fake://t/1", "fake://zz", 1) != unknownRes {
+		t.Fatalf("denied resource: %s; unknown: %s", deniedRes, unknownRes)
+	}
+	if got := call(bob, `{"jsonrpc":"2.0","id":6,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}}`); !strings.Contains(got, "Unknown prompt") {
+		t.Fatalf("bob's completion: %s", got)
+	}
+}
+
+func TestGuestMeta(t *testing.T) {
+	s := newTestServer(t, 0)
+	s.opts.GuestMeta = func(ctx context.Context, principal string, mod Module) []byte {
+		if principal == "" {
+			return nil
+		}
+		return []byte(`{"name":"` + principal + `"}`)
+	}
+	mod := s.Catalog().modules[0].(*fakeModule)
+	inner := mod.call
+	var seen []string
+	mod.call = func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
+		seen = append(seen, string(params))
+		return inner(ctx, method, params, peer)
+	}
+	sess := initialized(t, s, "2025-11-25")
+	for _, p := range []string{"alice", ""} {
+		r := handleHint(t, s, sess, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, nil, Hint{Principal: p})
+		if r.Code != 0 {
+			t.Fatalf("call: %s", r.Body)
+		}
+	}
+	if len(seen) != 2 || !strings.Contains(seen[0], `"_meta":{"wasmcp/principal":{"name":"alice"}}`) || strings.Contains(seen[1], "wasmcp/principal") {
+		t.Fatalf("the guest saw %q", seen)
+	}
+}
+
+func TestAudit(t *testing.T) {
+	s := newTestServer(t, 0)
+	var recs []CallRecord
+	s.opts.Audit = func(ctx context.Context, rec CallRecord) { recs = append(recs, rec) }
+	sess := initialized(t, s, "2025-11-25")
+	handleHint(t, s, sess, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"secret-value"}}}`, nil, Hint{Principal: "alice"})
+	handleHint(t, s, sess, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"fake://t/404"}}`, nil, Hint{Principal: "bob"})
+	if len(recs) != 2 {
+		t.Fatalf("records: %+v", recs)
+	}
+	if r := recs[0]; r.Principal != "alice" || r.Module != "fake" || r.Method != "tools/call" || r.Name != "echo" || r.Outcome != "ok" || r.Duration <= 0 {
+		t.Fatalf("tool call record: %+v", r)
+	}
+	if r := recs[1]; r.Principal != "bob" || r.Name != "fake://t/404" || r.Outcome != "error" {
+		t.Fatalf("resource record: %+v", r)
+	}
+}
