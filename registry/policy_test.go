@@ -346,3 +346,57 @@ func TestExamplePolicies(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePolicyAccess(t *testing.T) {
+	src := `
+[access]
+scopes = ["mcp:admin"]
+principals = ["ops"]
+expose_principal = true
+
+[access.tools.hash]
+principals = ["bob"]
+
+[access.resources."guide://readme"]
+scopes = ["docs"]
+
+[access.prompts.review]
+scopes = ["review", "mcp:admin"]
+`
+	p, err := ParsePolicy([]byte(src), t.TempDir(), lookupFrom(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.Access
+	if !a.ExposePrincipal || !reflect.DeepEqual(a.Grant, host.Grant{Scopes: []string{"mcp:admin"}, Principals: []string{"ops"}}) {
+		t.Fatalf("access = %+v", a)
+	}
+	cases := []struct {
+		kind, name, principal string
+		scopes                []string
+		want                  bool
+	}{
+		{"tool", "transcode", "alice", []string{"mcp:admin"}, true},
+		{"tool", "transcode", "ops", nil, true},
+		{"tool", "transcode", "bob", []string{"docs"}, false},
+		{"tool", "hash", "bob", nil, true},
+		{"tool", "hash", "alice", []string{"mcp:admin"}, false}, // an item's grant replaces the module's
+		{"resource", "guide://readme", "x", []string{"docs"}, true},
+		{"resource", "guide://other", "x", []string{"docs"}, false},
+		{"prompt", "review", "x", []string{"review"}, true},
+	}
+	for _, c := range cases {
+		if got := a.For(c.kind, c.name).Allows(c.principal, c.scopes); got != c.want {
+			t.Errorf("%s %s by %s %v: %v, want %v", c.kind, c.name, c.principal, c.scopes, got, c.want)
+		}
+	}
+	if _, err := ParsePolicy([]byte("[access.tools.hash]\n"), t.TempDir(), lookupFrom(nil)); err == nil || !strings.Contains(err.Error(), "everyone") {
+		t.Fatalf("an empty item grant: %v", err)
+	}
+	if _, err := ParsePolicy([]byte("[access]\nscope = [\"x\"]\n"), t.TempDir(), lookupFrom(nil)); err == nil || !strings.Contains(err.Error(), "unknown key") {
+		t.Fatalf("a misspelt key: %v", err)
+	}
+	if p, _ := ParsePolicy(nil, t.TempDir(), lookupFrom(nil)); !p.Access.For("tool", "x").Open() {
+		t.Fatal("no [access] is not open")
+	}
+}

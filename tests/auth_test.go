@@ -213,3 +213,94 @@ func TestAuthJWT(t *testing.T) {
 	}
 	checkOwnership(t, s.url, sign("alice", s.url, "mcp:tools", time.Minute), sign("bob", s.url, "mcp:tools other", time.Minute))
 }
+
+// TestAuthGrants: a module's [access] grants decide, per principal, which
+// tools are listed and callable; a denied tool answers as an unknown one;
+// every call is audited without its arguments.
+func TestAuthGrants(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, m := range []string{"codec.wasm", "textstats.wasm"} {
+		b, err := os.ReadFile(filepath.Join(exampleTools(t), m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// codec's tools need the admin scope, but hash is bob's alone.
+	policy := "[access]\nscopes = [\"admin\"]\n\n[access.tools.hash]\nprincipals = [\"bob\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "codec.policy.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("ka")+" admin\nbob sha256:"+sha256Hex("kb")+"\ncarol sha256:"+sha256Hex("kc")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
+	session := func(key string) map[string]string {
+		x := httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), legacyInit)
+		if x.status != 200 {
+			t.Fatalf("initialize: %d %s", x.status, x.body)
+		}
+		return withAuth(map[string]string{"Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}, "Bearer "+key)
+	}
+	list := func(h map[string]string) string {
+		x := httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		var out struct {
+			Result struct{ Tools []struct{ Name string } }
+		}
+		if err := json.Unmarshal([]byte(sseData(x.body)), &out); err != nil {
+			t.Fatalf("tools/list: %s", x.body)
+		}
+		var names []string
+		for _, tl := range out.Result.Tools {
+			names = append(names, tl.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	alice, bob, carol := session("ka"), session("kb"), session("kc")
+	// Twice each: the second list comes from the page cache.
+	for i := 0; i < 2; i++ {
+		for _, c := range []struct {
+			who  map[string]string
+			want string
+		}{{alice, "text_stats,transcode"}, {bob, "hash,text_stats"}, {carol, "text_stats"}} {
+			if got := list(c.who); got != c.want {
+				t.Fatalf("listed %q, want %q", got, c.want)
+			}
+		}
+	}
+	call := func(h map[string]string, tool string) string {
+		return sseData(httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"algorithm":"sha256","text":"sekrit-arg"}}}`).body)
+	}
+	denied, unknown := call(carol, "hash"), call(carol, "nosuch")
+	if strings.Replace(denied, "hash", "nosuch", 1) != unknown || !strings.Contains(denied, "Unknown tool") {
+		t.Fatalf("denied: %s; unknown: %s", denied, unknown)
+	}
+	if got := call(bob, "hash"); !strings.Contains(got, `"content"`) || strings.Contains(got, "Unknown tool") {
+		t.Fatalf("bob's hash: %s", got)
+	}
+	waitFor(t, 5*time.Second, "the audit line", func() bool {
+		return strings.Contains(s.stderr.String(), "audit=call principal=bob module=codec method=tools/call name=hash outcome=ok")
+	})
+	if strings.Contains(s.stderr.String(), "sekrit-arg") {
+		t.Fatalf("an argument reached the log:\n%s", s.stderr)
+	}
+}
+
+// sseData returns the JSON of a response body: the body itself, or the
+// last data line of an SSE body.
+func sseData(body string) string {
+	if !strings.HasPrefix(body, "event:") && !strings.HasPrefix(body, "data:") && !strings.HasPrefix(body, "id:") {
+		return body
+	}
+	last := ""
+	for _, line := range strings.Split(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			last = strings.TrimSpace(d)
+		}
+	}
+	return last
+}
