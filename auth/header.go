@@ -42,7 +42,7 @@ func ParseAuthorization(v string) (scheme, credentials string, ok bool) {
 // bearer token.
 func isToken68(s string) bool {
 	i := 0
-	for i < len(s) && (isAlnum(s[i]) || strings.IndexByte("-._~+/", s[i]) >= 0) {
+	for i < len(s) && token68Chars[s[i]] {
 		i++
 	}
 	if i == 0 {
@@ -53,6 +53,14 @@ func isToken68(s string) bool {
 	}
 	return i == len(s)
 }
+
+// token68Chars are the bytes of a token68 before its trailing '='s.
+var token68Chars = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = isAlnum(byte(c)) || strings.IndexByte("-._~+/", byte(c)) >= 0
+	}
+	return t
+}()
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'

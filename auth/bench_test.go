@@ -1,0 +1,59 @@
+package auth
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkJWTCached is the per-call cost of a bearer JWT check when the
+// token was validated before: parse the header, hash the token, look it up.
+func BenchmarkJWTCached(b *testing.B) {
+	is := newIssuer(b)
+	k := newRSA(b, "k1")
+	is.publish(k.public())
+	c := &clock{t: time.Now()}
+	j := newTestJWT(b, is, c)
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer "+k.sign(b, claimsAt(is, c.now())))
+	if _, err := j.Authenticate(r); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := j.Authenticate(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJWTUncached is the cost of a first sight of a token: the
+// RS256 signature check and the claims validation (keys already fetched).
+func BenchmarkJWTUncached(b *testing.B) {
+	is := newIssuer(b)
+	k := newRSA(b, "k1")
+	is.publish(k.public())
+	c := &clock{t: time.Now()}
+	j := newTestJWT(b, is, c)
+	toks := make([]string, 256)
+	for i := range toks {
+		cl := claimsAt(is, c.now())
+		cl["jti"] = strconv.Itoa(i)
+		toks[i] = k.sign(b, cl)
+	}
+	if _, err := j.Validate(context.Background(), toks[0]); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j.cache.clear()
+		if _, err := j.Validate(context.Background(), toks[i%len(toks)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
