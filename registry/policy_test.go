@@ -223,6 +223,8 @@ func TestREADMEExample(t *testing.T) {
 			{Name: "API_TOKEN", Value: "t0k3n", From: "WEATHER_API_TOKEN"},
 			{Name: "UNITS", Value: "metric"},
 		},
+		Access: host.Access{Grant: host.Grant{Scopes: []string{"weather:read"}}, ExposePrincipal: true,
+			Tools: map[string]host.Grant{"set_station": {Principals: []string{"ops"}}}},
 	}
 	h := p.HTTP
 	p.HTTP = nil
