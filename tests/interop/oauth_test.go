@@ -23,7 +23,9 @@ import (
 // TestOAuthTypeScriptSDK is the end-to-end OAuth 2.1 test: a real
 // authorization server (the npm package oidc-provider, oauth/as.mjs), wasmcp
 // serve --auth jwt trusting it, and the official TypeScript SDK client
-// (oauth/client.mjs) given only the server URL and its client credentials.
+// (oauth/client.mjs; v1 @modelcontextprotocol/sdk and v2
+// @modelcontextprotocol/client, which speaks 2026-07-28) given only the
+// server URL and its client credentials.
 // The client is refused with 401, follows the protected resource metadata
 // to the authorization server, gets a JWT access token by the
 // client-credentials grant and lists and calls tools; then the
@@ -31,6 +33,12 @@ import (
 // and the client's next call succeeds with a new token signed by the new
 // key while the expired token is refused.
 func TestOAuthTypeScriptSDK(t *testing.T) {
+	for _, sdk := range []string{"v1", "v2"} {
+		t.Run(sdk, func(t *testing.T) { testOAuth(t, sdk) })
+	}
+}
+
+func testOAuth(t *testing.T, sdk string) {
 	node, dir := oauthProject(t)
 	const ttl = 4 // seconds: the access tokens' lifetime
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
@@ -84,7 +92,7 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 	// The client.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), resource)
+	cl := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), sdk, resource)
 	var stdout, stderr bytes.Buffer
 	cl.Dir, cl.Stdout, cl.Stderr = dir, &stdout, &stderr
 	cl.Env = append(env, "ROTATE_URL="+hello.Issuer+"/_test/rotate")
@@ -109,9 +117,10 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 			}
 			Differs bool
 		}
-		Tools       []string
-		Hash1, Hash2 tsCallResult
-		RotatedTo    string
+		Tools           []string
+		Hash1, Hash2    tsCallResult
+		RotatedTo       string
+		ProtocolVersion string
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("client report: %v\n%s", err, stdout.String())
@@ -132,6 +141,9 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 	ft := rep.FirstToken
 	if ft.Claims.Iss != hello.Issuer || ft.Claims.Aud != resource || ft.Claims.Sub != "mcp-e2e" || ft.Claims.Scope != "mcp:tools" || ft.Claims.TTL != ttl || ft.Kid != "key-1" {
 		t.Errorf("first token: %+v", ft)
+	}
+	if sdk == "v2" && rep.ProtocolVersion != "2026-07-28" {
+		t.Errorf("v2 negotiated %q, want 2026-07-28", rep.ProtocolVersion)
 	}
 	if !strings.Contains(strings.Join(rep.Tools, ","), "hash") {
 		t.Errorf("tools: %v", rep.Tools)

@@ -1,10 +1,14 @@
-// The official MCP TypeScript SDK client (v1, @modelcontextprotocol/sdk)
-// against an OAuth-protected wasmcp, given only the server's URL and its
-// client credentials. Prints a JSON report on stdout for
-// tests/interop/oauth_test.go; this script only records.
+// The official MCP TypeScript SDK client against an OAuth-protected wasmcp,
+// given only the server's URL and its client credentials. Prints a JSON
+// report on stdout for tests/interop/oauth_test.go; this script only
+// records.
 //
-//   node client.mjs SERVER_URL   (environment: CLIENT_ID, CLIENT_SECRET,
-//                                 ROTATE_URL, TOKEN_TTL)
+//   node client.mjs v1|v2 SERVER_URL   (environment: CLIENT_ID,
+//                                       CLIENT_SECRET, ROTATE_URL, TOKEN_TTL)
+//
+// v1 is @modelcontextprotocol/sdk (up to 2025-11-25, initialize);
+// v2 is @modelcontextprotocol/client with versionNegotiation auto, which
+// reaches 2026-07-28 through server/discover.
 //
 // Scenario:
 //   1. a bare POST without a token: record the 401 and its WWW-Authenticate;
@@ -18,9 +22,10 @@
 //   6. call hash again on the same client: the server's 401 makes the SDK
 //      fetch a new token, signed by the new key, and retry.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import * as v1client from '@modelcontextprotocol/sdk/client/index.js';
+import * as v1http from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as v1auth from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import * as v2 from '@modelcontextprotocol/client';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,7 +42,11 @@ function claimsOf(token) {
   return { iss: c.iss, aud: c.aud, sub: c.sub, scope: c.scope, ttl: c.exp - c.iat };
 }
 
-async function main(url) {
+async function main(sdk, url) {
+  const { Client, StreamableHTTPClientTransport, ClientCredentialsProvider } = sdk === 'v2'
+    ? v2
+    : { Client: v1client.Client, StreamableHTTPClientTransport: v1http.StreamableHTTPClientTransport, ClientCredentialsProvider: v1auth.ClientCredentialsProvider };
+  if (sdk !== 'v1' && sdk !== 'v2') throw new Error(`unknown SDK ${sdk}`);
   const report = { requests: [] };
   const init = {
     jsonrpc: '2.0', id: 0, method: 'initialize',
@@ -66,11 +75,14 @@ async function main(url) {
     // scope (not the challenge's): a machine client is registered for it.
     scope: 'mcp:tools',
   });
-  const client = new Client({ name: 'wasmcp-oauth-interop', version: '0.0.0' });
+  const client = sdk === 'v2'
+    ? new Client({ name: 'wasmcp-oauth-interop', version: '0.0.0' }, { versionNegotiation: { mode: 'auto' } })
+    : new Client({ name: 'wasmcp-oauth-interop', version: '0.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recordingFetch });
   await client.connect(transport);
   const first = provider.tokens().access_token;
   report.firstToken = { kid: kidOf(first), claims: claimsOf(first) };
+  report.protocolVersion = sdk === 'v2' ? client.getNegotiatedProtocolVersion() : transport.protocolVersion ?? null;
   report.tools = (await client.listTools()).tools.map((t) => t.name).sort();
   report.hash1 = await client.callTool({ name: 'hash', arguments: { algorithm: 'sha256', text: 'abc' } });
 
@@ -87,7 +99,7 @@ async function main(url) {
   process.stdout.write(JSON.stringify(report) + '\n');
 }
 
-main(process.argv[2]).catch((err) => {
+main(process.argv[2], process.argv[3]).catch((err) => {
   console.error(err?.stack ?? String(err));
   process.exit(1);
 });
