@@ -304,3 +304,57 @@ func sseData(body string) string {
 	}
 	return last
 }
+
+// TestAuthTaskOwnership: a task belongs to the principal that created it;
+// another principal's tasks/get, tasks/result, tasks/cancel get exactly
+// what an unknown task id gets, and tasks/list does not show it.
+func TestAuthTaskOwnership(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("ka")+"\nbob sha256:"+sha256Hex("kb")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--tools", taskTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
+		"--auth", "apikey", "--auth-keys-file", keys)
+	session := func(key string) map[string]string {
+		x := httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
+		if x.status != 200 {
+			t.Fatalf("initialize: %d %s", x.status, x.body)
+		}
+		h := withAuth(map[string]string{"Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}, "Bearer "+key)
+		httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return h
+	}
+	call := func(h map[string]string, method, params string) string {
+		return sseData(httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`).body)
+	}
+	alice, bob := session("ka"), session("kb")
+	var created struct {
+		Result struct{ Task struct{ TaskID string } }
+	}
+	out := call(alice, "tools/call", `{"name":"slow_compute","arguments":{"seconds":5,"label":"a"},"task":{"ttl":120000}}`)
+	if err := json.Unmarshal([]byte(out), &created); err != nil || created.Result.Task.TaskID == "" {
+		t.Fatalf("task creation: %s", out)
+	}
+	id := created.Result.Task.TaskID
+	unknownID := strings.Repeat("0", len(id))
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		theirs := call(bob, m, `{"taskId":"`+id+`"}`)
+		none := call(bob, m, `{"taskId":"`+unknownID+`"}`)
+		if strings.ReplaceAll(theirs, id, unknownID) != none || !strings.Contains(theirs, `"error"`) {
+			t.Fatalf("%s of alice's task by bob: %s; of an unknown task: %s", m, theirs, none)
+		}
+	}
+	if l := call(bob, "tasks/list", `{}`); strings.Contains(l, id) {
+		t.Fatalf("bob's tasks/list shows alice's task: %s", l)
+	}
+	if l := call(alice, "tasks/list", `{}`); !strings.Contains(l, id) {
+		t.Fatalf("alice's tasks/list lacks her task: %s", l)
+	}
+	if g := call(alice, "tasks/get", `{"taskId":"`+id+`"}`); !strings.Contains(g, `"status":"working"`) {
+		t.Fatalf("alice's tasks/get: %s", g)
+	}
+	if c := call(alice, "tasks/cancel", `{"taskId":"`+id+`"}`); !strings.Contains(c, `"cancelled"`) {
+		t.Fatalf("alice's tasks/cancel: %s", c)
+	}
+}
