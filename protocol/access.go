@@ -132,3 +132,20 @@ func (r *request) audit(mod Module, method string, start time.Time, reply *contr
 	}
 	f(r.ctx, rec)
 }
+
+// resourceAllowed reports whether the caller may use the resource at uri:
+// true for a URI no module serves (it behaves as unknown either way).
+func (r *request) resourceAllowed(uri string) bool {
+	if r.srv.opts.Access == nil {
+		return true
+	}
+	if e, ok := r.cat.resIdx[uri]; ok {
+		return r.allowed(e.mod, ItemResource, uri)
+	}
+	for _, t := range r.cat.templates {
+		if _, ok := t.t.Match(uri); ok {
+			return r.allowed(t.mod, ItemResource, t.tmpl.URITemplate)
+		}
+	}
+	return true
+}

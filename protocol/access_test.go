@@ -145,3 +145,20 @@ func TestAudit(t *testing.T) {
 		t.Fatalf("resource record: %+v", r)
 	}
 }
+
+func TestAccessSubscriptions(t *testing.T) {
+	s := newTestServer(t, 0)
+	s.opts.Access = func(ctx context.Context, principal string, mod Module, kind, name string) bool {
+		return principal == "alice"
+	}
+	for _, who := range []string{"alice", "bob"} {
+		sess := initialized(t, s, "2025-11-25")
+		r := handleHint(t, s, sess, `{"jsonrpc":"2.0","id":5,"method":"resources/subscribe","params":{"uri":"fake://r"}}`, nil, Hint{Principal: who})
+		if r.Code != 0 {
+			t.Fatalf("%s subscribe: %s", who, r.Body)
+		}
+		if got := sess.Subscribed("fake://r"); got != (who == "alice") {
+			t.Fatalf("%s subscribed: %v", who, got)
+		}
+	}
+}

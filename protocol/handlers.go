@@ -151,9 +151,14 @@ func (r *request) subscribe() Response {
 		return r.fail(errorf(CodeInvalidParams, "Missing required parameter: uri"))
 	}
 	if r.sess != nil {
+		// A resource the caller may not use is subscribed to as an
+		// unknown one is: accepted, and never notified.
+		allowed := r.resourceAllowed(r.p.URI)
 		r.sess.mu.Lock()
 		if r.msg.Method == "resources/subscribe" {
-			r.sess.subs[r.p.URI] = true
+			if allowed {
+				r.sess.subs[r.p.URI] = true
+			}
 		} else {
 			delete(r.sess.subs, r.p.URI)
 		}

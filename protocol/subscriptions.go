@@ -87,7 +87,11 @@ func (r *request) listen() Response {
 	}
 	uris := make(map[string]bool, len(f.ResourceSubscriptions))
 	for _, u := range f.ResourceSubscriptions {
-		uris[u] = true
+		// A resource the caller may not use is subscribed to as an
+		// unknown one is: accepted, and never notified.
+		if r.resourceAllowed(u) {
+			uris[u] = true
+		}
 	}
 	var taskIDs map[string]bool
 	if !r.caps.Tasks {
