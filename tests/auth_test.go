@@ -95,7 +95,7 @@ func TestAuthNoneRefusesNonLoopback(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(wasmcpBin, "serve", "--tools", exampleTools(t), "--http", "192.0.2.1:0", "--cache-dir", compileCache, "--watch=false")
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "--allow-unauthenticated") || !strings.Contains(string(out), "--auth jwt|apikey|basic|forward") {
+	if err == nil || !strings.Contains(string(out), "--allow-unauthenticated") || !strings.Contains(string(out), "--auth jwt|introspect|apikey|basic|forward") {
 		t.Fatalf("serve on a non-loopback address without --auth: %v\n%s", err, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -38,10 +39,13 @@ type authFlags struct {
 	perPrincipalRate  int
 	perPrincipalBurst int
 	auditCalls        bool
+	introspectURL     string
+	clientID          string
+	clientSecretFile  string
 }
 
 func (f *authFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.provider, "auth", "none", `how HTTP clients authenticate: "none" (loopback only), "jwt" (OAuth 2.1 bearer access tokens), "apikey", "basic" or "forward"`)
+	fs.StringVar(&f.provider, "auth", "none", `how HTTP clients authenticate: "none" (loopback only), "jwt" (OAuth 2.1 bearer access tokens), "introspect" (opaque OAuth tokens, RFC 7662), "apikey", "basic" or "forward"`)
 	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "serve a non-loopback address with --auth none (logged as a warning at every start)")
 	fs.StringVar(&f.resource, "auth-resource", "", "this server's canonical resource URI as clients reach it, e.g. https://mcp.example.com/mcp (default: the scheme and listen address, /mcp); JWT audiences must name it")
 	fs.StringVar(&f.scopes, "auth-scopes", "", "space- or comma-separated scopes every request needs (403 insufficient_scope without them)")
@@ -51,6 +55,9 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.algorithms, "auth-algorithms", "", "jwt: comma-separated signature algorithms allowed (default "+strings.Join(auth.DefaultAlgorithms(), ",")+")")
 	fs.DurationVar(&f.leeway, "auth-leeway", 30*time.Second, "jwt: clock skew allowed on exp, nbf and iat")
 	fs.DurationVar(&f.jwksMinRefresh, "auth-jwks-min-refresh", 30*time.Second, "jwt: least time between two fetches of the JWKS (a token naming an unknown key triggers one)")
+	fs.StringVar(&f.introspectURL, "auth-introspection-url", "", "introspect: the authorization server's token introspection endpoint (RFC 7662)")
+	fs.StringVar(&f.clientID, "auth-client-id", "", "introspect: this server's client id at the introspection endpoint")
+	fs.StringVar(&f.clientSecretFile, "auth-client-secret-file", "", "introspect: file holding this server's client secret")
 	fs.StringVar(&f.keysFile, "auth-keys-file", "", `apikey: file of "NAME sha256:HEX [SCOPE...]" lines (HEX: printf %s "$KEY" | sha256sum); reloaded on change`)
 	fs.StringVar(&f.keyHeader, "auth-key-header", "Authorization", `apikey: header carrying the key ("Authorization" means "Authorization: Bearer KEY")`)
 	fs.StringVar(&f.htpasswd, "auth-htpasswd", "", "basic: htpasswd file of bcrypt hashes (htpasswd -B), USER:HASH[:SCOPES]; reloaded on change")
@@ -86,7 +93,7 @@ func (f *authFlags) check(addr string, log *slog.Logger) error {
 	}
 	if !f.allowUnauth {
 		return fmt.Errorf("--http %s is not a loopback address and --auth is none: anyone who can reach it could run the tools. "+
-			"Add --auth jwt|apikey|basic|forward (see README, \"Authentication\"), or --allow-unauthenticated to serve it without authentication anyway", addr)
+			"Add --auth jwt|introspect|apikey|basic|forward (see README, \"Authentication\"), or --allow-unauthenticated to serve it without authentication anyway", addr)
 	}
 	log.Warn("serving a non-loopback address WITHOUT authentication (--allow-unauthenticated): anyone who can reach it can run the tools", "addr", addr)
 	return nil
@@ -121,6 +128,23 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 		opts.AuthorizationServers = []string{f.issuer}
 		opts.Provider, err = auth.NewJWT(auth.JWTConfig{Issuer: f.issuer, JWKSURL: f.jwksURL, Audience: resource,
 			Algorithms: fields(f.algorithms), Leeway: f.leeway, MinRefresh: f.jwksMinRefresh})
+	case "introspect":
+		if f.introspectURL == "" {
+			return nil, errors.New("--auth introspect needs --auth-introspection-url")
+		}
+		if f.issuer != "" {
+			opts.AuthorizationServers = []string{f.issuer}
+		}
+		var secret string
+		if f.clientSecretFile != "" {
+			b, err := os.ReadFile(f.clientSecretFile)
+			if err != nil {
+				return nil, fmt.Errorf("--auth-client-secret-file: %w", err)
+			}
+			secret = strings.TrimSpace(string(b))
+		}
+		opts.Provider, err = auth.NewIntrospection(auth.IntrospectionConfig{URL: f.introspectURL, ClientID: f.clientID,
+			ClientSecret: secret, Audience: resource})
 	case "apikey":
 		if f.keysFile == "" {
 			return nil, errors.New("--auth apikey needs --auth-keys-file")
@@ -138,7 +162,7 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 		opts.Provider, err = auth.NewForward(auth.ForwardConfig{URL: f.forwardURL, Timeout: f.forwardTimeout, CacheTTL: f.forwardCacheTTL,
 			PrincipalHeader: f.forwardPrincipal, ScopesHeader: f.forwardScopes})
 	default:
-		return nil, fmt.Errorf("--auth %q: want none, jwt, apikey, basic or forward", f.provider)
+		return nil, fmt.Errorf("--auth %q: want none, jwt, introspect, apikey, basic or forward", f.provider)
 	}
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func TestAuthCheckLoopback(t *testing.T) {
 	}
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.1:80", "example.com:80"} {
 		err := parseAuthFlags(t).check(addr, log)
-		if err == nil || !strings.Contains(err.Error(), "--allow-unauthenticated") || !strings.Contains(err.Error(), "--auth jwt") {
+		if err == nil || !strings.Contains(err.Error(), "--allow-unauthenticated") || !strings.Contains(err.Error(), "--auth jwt|introspect") {
 			t.Errorf("%s: %v", addr, err)
 		}
 		if err := parseAuthFlags(t, "--allow-unauthenticated").check(addr, log); err != nil {
@@ -57,6 +57,8 @@ func TestAuthWrapErrors(t *testing.T) {
 		{[]string{"--auth", "basic"}, "--auth-htpasswd"},
 		{[]string{"--auth", "forward"}, "--auth-forward-url"},
 		{[]string{"--auth", "kerberos"}, "want none, jwt"},
+		{[]string{"--auth", "introspect"}, "--auth-introspection-url"},
+		{[]string{"--auth", "introspect", "--auth-introspection-url", "http://127.0.0.1:1/i", "--auth-client-secret-file", "/nonexistent/secret"}, "--auth-client-secret-file"},
 		{[]string{"--auth", "apikey", "--auth-keys-file", "/nonexistent/keys"}, "no such file"},
 		{[]string{"--auth", "jwt", "--auth-issuer", "https://as.example", "--auth-algorithms", "HS256"}, "not allowed"},
 		{[]string{"--auth", "forward", "--auth-forward-url", "http://127.0.0.1:1/x", "--auth-resource", "not a url"}, "--auth-resource"},

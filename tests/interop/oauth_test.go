@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net"
 	"os"
@@ -174,52 +172,27 @@ var (
 	oauthSkipMsg, oauthError string
 )
 
-// oauthProject installs the npm project in oauth/ (npm ci) when its
-// node_modules is missing or stale, and returns node and the directory. It
-// skips the test without Node.js 20.19+ or npm.
+// oauthProject installs the npm project in oauth/ (npmProject) and returns
+// node and the directory. It skips the test without Node.js 20.19+ (what
+// oidc-provider 9 needs) or npm.
 func oauthProject(t *testing.T) (node, dir string) {
 	t.Helper()
 	oauthOnce.Do(func() {
-		node, err := exec.LookPath("node")
-		npm, err2 := exec.LookPath("npm")
-		if err != nil || err2 != nil {
-			oauthSkipMsg = "node and npm are needed for the OAuth end-to-end test"
-			return
+		oauthDir = filepath.Join(repoRoot, "tests", "interop", "oauth")
+		if n, err := exec.LookPath("node"); err == nil {
+			out, _ := exec.Command(n, "--version").Output()
+			v := strings.Split(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
+			major, _ := strconv.Atoi(v[0])
+			minor := 0
+			if len(v) > 1 {
+				minor, _ = strconv.Atoi(v[1])
+			}
+			if major == 20 && minor < 19 || major == 21 {
+				oauthSkipMsg = "oidc-provider 9 needs Node.js 20.19+ or 22.12+, found " + strings.TrimSpace(string(out))
+				return
+			}
 		}
-		out, _ := exec.Command(node, "--version").Output()
-		v := strings.Split(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
-		major, _ := strconv.Atoi(v[0])
-		minor := 0
-		if len(v) > 1 {
-			minor, _ = strconv.Atoi(v[1])
-		}
-		if major < 20 || major == 20 && minor < 19 || major == 21 {
-			oauthSkipMsg = "oidc-provider 9 needs Node.js 20.19+ or 22.12+, found " + strings.TrimSpace(string(out))
-			return
-		}
-		oauthNode, oauthDir = node, filepath.Join(repoRoot, "tests", "interop", "oauth")
-		lock, err := os.ReadFile(filepath.Join(oauthDir, "package-lock.json"))
-		if err != nil {
-			oauthError = err.Error()
-			return
-		}
-		sum := sha256.Sum256(lock)
-		want := hex.EncodeToString(sum[:])
-		stamp := filepath.Join(oauthDir, "node_modules", ".wasmcp-interop-lock")
-		if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = oauthDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			oauthError = "npm ci in " + oauthDir + " (the npm registry must be reachable): " + err.Error() + "\n" + string(out)
-			return
-		}
-		if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
-			oauthError = err.Error()
-		}
+		oauthNode, oauthSkipMsg, oauthError = npmProject(oauthDir, 20)
 	})
 	if oauthSkipMsg != "" {
 		t.Skip(oauthSkipMsg)
