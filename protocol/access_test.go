@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // listAll follows nextCursor and returns the names (or URIs) listed.
@@ -160,5 +161,22 @@ func TestAccessSubscriptions(t *testing.T) {
 		if got := sess.Subscribed("fake://r"); got != (who == "alice") {
 			t.Fatalf("%s subscribed: %v", who, got)
 		}
+	}
+}
+
+// TestTaskNotificationsOwner: a listen stream naming another principal's
+// task gets nothing of it, as for an unknown task id.
+func TestTaskNotificationsOwner(t *testing.T) {
+	s := newTestServer(t, 0)
+	got := map[string]int{}
+	for _, who := range []string{"alice", "bob"} {
+		who := who
+		remove := s.AddListener(&Listener{Principal: who, Tasks: map[string]bool{"t1": true},
+			Send: func([]byte) { got[who]++ }})
+		defer remove()
+	}
+	s.taskChanged(&tasks.Task{ID: "t1", Owner: "alice", Era: tasks.Modern, Status: tasks.Working})
+	if got["alice"] != 1 || got["bob"] != 0 {
+		t.Fatalf("notifications: %v", got)
 	}
 }
