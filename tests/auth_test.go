@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -19,6 +20,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 // End-to-end tests of authentication: wasmcp serve --http --auth … as a
@@ -356,5 +359,36 @@ func TestAuthTaskOwnership(t *testing.T) {
 	}
 	if c := call(alice, "tasks/cancel", `{"taskId":"`+id+`"}`); !strings.Contains(c, `"cancelled"`) {
 		t.Fatalf("alice's tasks/cancel: %s", c)
+	}
+}
+
+// TestAuthExposePrincipal: a guest learns its caller (name and scopes, never
+// the credential) only when its policy sets expose_principal.
+func TestAuthExposePrincipal(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("alice-secret-key")+" mcp:tools admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	whoami := func(policy string) string {
+		dir := t.TempDir()
+		if err := guestbuild.Build(context.Background(), "testdata/whoami", filepath.Join(dir, "whoami.wasm")); err != nil {
+			t.Fatal(err)
+		}
+		if policy != "" {
+			if err := os.WriteFile(filepath.Join(dir, "whoami.policy.toml"), []byte(policy), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
+		x := httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer alice-secret-key"), legacyInit)
+		h := withAuth(map[string]string{"Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}, "Bearer alice-secret-key")
+		return sseData(httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`).body)
+	}
+	if got := whoami("[access]\nexpose_principal = true\n"); !strings.Contains(got, `{\"name\":\"alice\",\"scopes\":[\"mcp:tools\",\"admin\"]}`) || strings.Contains(got, "alice-secret-key") {
+		t.Fatalf("whoami with expose_principal: %s", got)
+	}
+	if got := whoami(""); !strings.Contains(got, `"text":"anonymous"`) {
+		t.Fatalf("whoami without expose_principal: %s", got)
 	}
 }
