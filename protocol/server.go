@@ -160,6 +160,10 @@ type RequestInfo struct {
 	Name string
 	// Arguments is the raw params.arguments of a tools/call.
 	Arguments []byte
+	// Hidden is set when the caller may not use the called tool: the
+	// transport then checks none of its Mcp-Param-* headers, as for an
+	// unknown tool, so nothing tells the caller the tool exists.
+	Hidden bool
 }
 
 // params holds every member of any request's params the server reads.
@@ -348,7 +352,13 @@ func (r *request) info(version string) RequestInfo {
 	case r.p.TaskID != "":
 		name = r.p.TaskID
 	}
-	return RequestInfo{Method: r.msg.Method, ProtocolVersion: version, Name: name, Arguments: r.p.Arguments}
+	info := RequestInfo{Method: r.msg.Method, ProtocolVersion: version, Name: name, Arguments: r.p.Arguments}
+	if r.msg.Method == "tools/call" && r.srv.opts.Access != nil {
+		if e, ok := r.cat.toolIdx[name]; ok {
+			info.Hidden = !r.allowed(e.mod, ItemTool, name)
+		}
+	}
+	return info
 }
 
 func supportedVersions() []string {

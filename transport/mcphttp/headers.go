@@ -62,7 +62,7 @@ func checkHeaders(h http.Header, cat *protocol.Catalog, info protocol.RequestInf
 			return mismatch(hdrName, v, info.Name)
 		}
 	}
-	if info.Method == "tools/call" && cat != nil {
+	if info.Method == "tools/call" && cat != nil && !info.Hidden {
 		for _, ph := range cat.ParamHeaders(info.Name) {
 			if e := checkParam(h, ph, info.Arguments); e != nil {
 				return e
