@@ -104,7 +104,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	if q := r.URL.Query(); q.Has("access_token") {
+	if r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
 		g.refuse(w, r, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
 			Description: "access tokens are accepted only in the Authorization header"}, start)
 		return

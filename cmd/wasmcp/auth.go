@@ -112,6 +112,9 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 			scheme = "https"
 		}
 		resource = scheme + "://" + addr + "/mcp"
+		if !loopbackAddr(addr) {
+			log.Warn("--auth-resource is not set: the resource URI is the listen address, which tokens' audience and remote clients rarely use; set it to the URL clients reach", "resource", resource)
+		}
 	}
 	opts := auth.GuardOptions{Resource: resource, RequiredScopes: fields(f.scopes), ScopesSupported: fields(f.scopesSupported),
 		ResourceName: "wasmcp", Logger: log,
