@@ -392,3 +392,23 @@ func TestAuthExposePrincipal(t *testing.T) {
 		t.Fatalf("whoami without expose_principal: %s", got)
 	}
 }
+
+// TestAuthHTTP3: the authentication guard covers HTTP/3 as it does TCP.
+func TestAuthHTTP3(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("ka")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP3(t, exampleTools(t), "--auth", "apikey", "--auth-keys-file", keys)
+	c := h3Client(t)
+	if x := h3Do(t, c, http.MethodPost, s.url, withAuth(nil, ""), legacyInit); x.status != 401 || !strings.HasPrefix(x.header.Get("WWW-Authenticate"), "Bearer resource_metadata=") {
+		t.Fatalf("no key over HTTP/3: %d %q", x.status, x.header.Get("WWW-Authenticate"))
+	}
+	if x := h3Do(t, c, http.MethodPost, s.url, withAuth(nil, "Bearer ka"), legacyInit); x.status != 200 || x.header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("alice over HTTP/3: %d %s", x.status, x.body)
+	}
+	if x := h3Do(t, c, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, ""); x.status != 200 || !strings.Contains(x.body, `"resource":"`+s.url+`"`) {
+		t.Fatalf("metadata over HTTP/3: %d %s", x.status, x.body)
+	}
+}
