@@ -251,7 +251,11 @@ func (s *respStream) finish(resp protocol.Response, status int) {
 }
 
 // writeEvent writes one SSE event: an optional id line and the data, one
-// data line per line of msg.
+// data line per line of msg. Lines end at LF, CR or CRLF, as an SSE parser
+// reads them, so no CR or LF ever reaches the wire inside a data line (a
+// bare CR would end the line for a conforming parser and let the rest pose
+// as an event:, id: or retry: field). In a JSON message CR and LF can only
+// be whitespace, which the joining LF of the parser replaces.
 func writeEvent(w io.Writer, id string, data []byte) error {
 	var err error
 	write := func(b []byte) {
@@ -263,16 +267,19 @@ func writeEvent(w io.Writer, id string, data []byte) error {
 		write([]byte("id: " + id + "\n"))
 	}
 	for {
-		i := bytes.IndexByte(data, '\n')
+		i := bytes.IndexAny(data, "\r\n")
 		line := data
 		if i >= 0 {
 			line = data[:i]
 		}
 		write(dataPrefix)
-		write(bytes.TrimSuffix(line, []byte{'\r'}))
+		write(line)
 		write(newline)
 		if i < 0 {
 			break
+		}
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
 		}
 		data = data[i+1:]
 	}
