@@ -6,6 +6,8 @@ package jsonrpc
 
 import (
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
 )
@@ -19,7 +21,8 @@ func (r *Raw) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// AppendString appends s as a JSON string.
+// AppendString appends s as a JSON string; bytes of s that are not UTF-8
+// become U+FFFD.
 func AppendString(b []byte, s string) []byte {
 	plain := true
 	for i := 0; i < len(s); i++ {
@@ -32,6 +35,10 @@ func AppendString(b []byte, s string) []byte {
 		b = append(b, '"')
 		b = append(b, s...)
 		return append(b, '"')
+	}
+	if !utf8.ValidString(s) {
+		// sonic passes bytes that are not UTF-8 through unchanged.
+		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	enc, err := sonic.Marshal(s)
 	if err != nil {
