@@ -26,7 +26,7 @@ func (r *request) invoke(mod Module, method string) (*contract.Reply, error) {
 	}
 	params = r.guestMeta(mod, params)
 	start := time.Now()
-	reply, err := mod.Call(ctx, method, params, &peer{r: r, mod: mod})
+	reply, err := guestCall(ctx, mod, method, params, &peer{r: r, mod: mod})
 	r.audit(mod, method, start, reply, err)
 	return reply, err
 }

@@ -52,7 +52,7 @@ func launch(ctx context.Context, r *request, e *toolEntry, owner sink) *relay {
 // run calls the guest and hands its outcome to the owner.
 func (rl *relay) run(ctx context.Context, params []byte) {
 	start := time.Now()
-	reply, err := rl.mod.Call(ctx, abi.MethodToolsCall, rl.r.guestMeta(rl.mod, params), rl)
+	reply, err := guestCall(ctx, rl.mod, abi.MethodToolsCall, rl.r.guestMeta(rl.mod, params), rl)
 	rl.r.audit(rl.mod, abi.MethodToolsCall, start, reply, err)
 	rl.finish(outcome{reply: reply, err: err})
 }

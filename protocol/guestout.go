@@ -1,0 +1,330 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// What a guest writes is checked here before any of it can reach a client
+// (ARCHITECTURE.md, "Limits on what a guest writes"): every byte is made
+// valid JSON in UTF-8 (jsonrpc.Clean; clean text, the usual case, is
+// passed on as is), a result must have the shape its method's result has
+// in the schema, the members the host owns are removed, and a JSON-RPC
+// error code that only the host may answer is refused.
+
+// ErrGuestOutput is wrapped by the error a guest call ends with when what
+// the guest answered cannot be passed to a client.
+var ErrGuestOutput = errors.New("guest answer refused")
+
+// guestCall runs mod for method with peer as its peer, both behind the
+// checks on what the guest writes.
+func guestCall(ctx context.Context, mod Module, method string, params []byte, p contract.Peer) (*contract.Reply, error) {
+	cp := &checkedPeer{p: p}
+	reply, err := mod.Call(ctx, method, params, cp)
+	if err != nil || reply == nil {
+		return reply, err
+	}
+	if err := checkReply(method, reply, cp.passed); err != nil {
+		return nil, fmt.Errorf("module %s: %w: %s", mod.Name(), ErrGuestOutput, err.Error())
+	}
+	return reply, nil
+}
+
+// checkedPeer cleans the params of a guest's notifications and requests;
+// a message that cannot be made valid is dropped (a notification) or
+// refused (a request). It remembers the error codes the host answered the
+// guest's requests with: a guest may pass those on as its own answer (the
+// -32021 of a missing client capability, typically).
+type checkedPeer struct {
+	p      contract.Peer
+	mu     sync.Mutex
+	passed []int
+}
+
+func (c *checkedPeer) Notify(ctx context.Context, method string, params []byte) {
+	if params, ok := jsonrpc.Clean(params); ok {
+		c.p.Notify(ctx, method, params)
+	}
+}
+
+func (c *checkedPeer) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+	params, ok := jsonrpc.Clean(params)
+	if !ok {
+		return nil, &abi.Error{Code: CodeInvalidParams, Message: method + " params are not valid JSON"}
+	}
+	res, err := c.p.Request(ctx, method, params)
+	var e *abi.Error
+	if errors.As(err, &e) && reservedCode(e.Code) {
+		c.mu.Lock()
+		c.passed = append(c.passed, e.Code)
+		c.mu.Unlock()
+	}
+	return res, err
+}
+
+// reservedCode reports whether a guest may not answer with code: the
+// codes of the transport and of routing (-32700, -32600, -32601; the host
+// parses, checks envelopes and routes, so a guest saying otherwise would
+// mislead the client) and the -32000..-32099 range (server-defined, where
+// the spec puts its own codes), except -32002, the legacy
+// resource-not-found that resources/read translates for its revision.
+func reservedCode(code int) bool {
+	switch {
+	case code == CodeParseError || code == CodeInvalidRequest || code == CodeMethodNotFound:
+		return true
+	case code == CodeResourceNotFound:
+		return false
+	}
+	return code >= -32099 && code <= -32000
+}
+
+// checkReply makes a guest's reply fit to pass on, or says why it is not.
+// passed are the reserved codes the host itself answered the guest with.
+func checkReply(method string, reply *contract.Reply, passed []int) error {
+	for i := range reply.InputRequests {
+		p, ok := jsonrpc.Clean(reply.InputRequests[i].Params)
+		if !ok || !isObject(p) {
+			return fmt.Errorf("its %s request has params that are not a JSON object", reply.InputRequests[i].Method)
+		}
+		reply.InputRequests[i].Params = p
+	}
+	if e := reply.Error; e != nil {
+		if reservedCode(e.Code) && !slices.Contains(passed, e.Code) {
+			return fmt.Errorf("it answered with the JSON-RPC error code %d, which only the server may use (message %q)", e.Code, shortText(e.Message))
+		}
+		if len(e.Data) > 0 {
+			d, ok := jsonrpc.Clean(e.Data)
+			if !ok {
+				return errors.New("its error's data is not valid JSON")
+			}
+			e.Data = d
+		}
+		return nil
+	}
+	if len(reply.InputRequests) > 0 {
+		return nil
+	}
+	res, ok := jsonrpc.Clean(bytes.TrimSpace(reply.Result))
+	if !ok {
+		return errors.New("its result is not valid JSON")
+	}
+	if len(res) == 0 || res[0] != '{' {
+		return fmt.Errorf("its %s result is not a JSON object: %s", method, shortText(string(res)))
+	}
+	res, err := stripHostMembers(res)
+	if err != nil {
+		return err
+	}
+	if err := checkShape(method, res); err != nil {
+		return fmt.Errorf("its %s result %w", method, err)
+	}
+	reply.Result = res
+	return nil
+}
+
+// hostMembers are the result members only the host sets: the result's
+// type (a guest must not make a result look like input_required or a
+// task), cache hints, and a legacy task.
+var hostMembers = []string{"resultType", "ttlMs", "cacheScope", "task"}
+
+// stripHostMembers removes the members the host owns from a result object,
+// and the reserved keys from its _meta. Only a result that names one of
+// them is decoded.
+func stripHostMembers(res []byte) ([]byte, error) {
+	suspect := bytes.Contains(res, []byte(`"_meta"`)) && (bytes.Contains(res, []byte("modelcontextprotocol")) || bytes.Contains(res, []byte("mcp")))
+	for _, k := range hostMembers {
+		suspect = suspect || bytes.Contains(res, []byte(`"`+k+`"`))
+	}
+	if !suspect {
+		return res, nil
+	}
+	var m map[string]json.RawMessage
+	if err := sonic.Unmarshal(res, &m); err != nil {
+		return nil, errors.New("its result is not a JSON object")
+	}
+	changed := false
+	for _, k := range hostMembers {
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			changed = true
+		}
+	}
+	if raw, ok := m["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if sonic.Unmarshal(raw, &meta) != nil {
+			return nil, errors.New("its result's _meta is not an object")
+		}
+		for k := range meta {
+			if reservedMetaKey(k) {
+				delete(meta, k)
+				changed = true
+			}
+		}
+		if changed {
+			if len(meta) == 0 {
+				delete(m, "_meta")
+			} else {
+				b, err := sonic.Marshal(meta)
+				if err != nil {
+					return nil, err
+				}
+				m["_meta"] = b
+			}
+		}
+	}
+	if !changed {
+		return res, nil
+	}
+	return sonic.Marshal(m)
+}
+
+// reservedMetaKey reports whether a _meta key has a prefix the spec
+// reserves: one whose second label is modelcontextprotocol or mcp
+// (io.modelcontextprotocol/serverInfo, dev.mcp/x).
+func reservedMetaKey(k string) bool {
+	prefix, _, ok := strings.Cut(k, "/")
+	if !ok {
+		return false
+	}
+	labels := strings.Split(prefix, ".")
+	return len(labels) >= 2 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
+}
+
+// checkShape checks a result object against the schema of its method's
+// result: the members a client relies on, with their types.
+func checkShape(method string, res []byte) error {
+	switch method {
+	case abi.MethodToolsCall:
+		var r struct {
+			Content    *[]json.RawMessage `json:"content"`
+			Structured json.RawMessage    `json:"structuredContent"`
+			IsError    json.RawMessage    `json:"isError"`
+		}
+		if err := sonic.Unmarshal(res, &r); err != nil {
+			return errors.New("is not a CallToolResult: content must be an array of content blocks")
+		}
+		if r.Content == nil {
+			return errors.New(`has no "content" array`)
+		}
+		for i, c := range *r.Content {
+			if err := checkContentBlock(c); err != nil {
+				return fmt.Errorf("has content[%d] that %w", i, err)
+			}
+		}
+		if len(r.Structured) > 0 && r.Structured[0] != '{' {
+			return errors.New(`has a "structuredContent" that is not an object`)
+		}
+		if len(r.IsError) > 0 && string(r.IsError) != "true" && string(r.IsError) != "false" {
+			return errors.New(`has an "isError" that is not a boolean`)
+		}
+	case abi.MethodResourceRead:
+		var r struct {
+			Contents *[]struct {
+				URI  *string `json:"uri"`
+				Text *string `json:"text"`
+				Blob *string `json:"blob"`
+			} `json:"contents"`
+		}
+		if err := sonic.Unmarshal(res, &r); err != nil || r.Contents == nil {
+			return errors.New(`is not a ReadResourceResult: it needs a "contents" array of objects with a uri and a text or blob string`)
+		}
+		for i, c := range *r.Contents {
+			if c.URI == nil || (c.Text == nil) == (c.Blob == nil) {
+				return fmt.Errorf("has contents[%d] without a uri string and exactly one of text or blob", i)
+			}
+		}
+	case abi.MethodPromptsGet:
+		var r struct {
+			Description *string `json:"description"`
+			Messages    *[]struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := sonic.Unmarshal(res, &r); err != nil || r.Messages == nil {
+			return errors.New(`is not a GetPromptResult: it needs a "messages" array of objects with a role and a content block`)
+		}
+		for i, m := range *r.Messages {
+			if m.Role != "user" && m.Role != "assistant" {
+				return fmt.Errorf(`has messages[%d] whose role is not "user" or "assistant"`, i)
+			}
+			if err := checkContentBlock(m.Content); err != nil {
+				return fmt.Errorf("has messages[%d] whose content %w", i, err)
+			}
+		}
+	case abi.MethodComplete:
+		var r struct {
+			Completion *struct {
+				Values  *[]string `json:"values"`
+				Total   *float64  `json:"total"`
+				HasMore *bool     `json:"hasMore"`
+			} `json:"completion"`
+		}
+		if err := sonic.Unmarshal(res, &r); err != nil || r.Completion == nil || r.Completion.Values == nil {
+			return errors.New(`is not a CompleteResult: it needs "completion" with a "values" array of strings`)
+		}
+		if n := len(*r.Completion.Values); n > 100 {
+			return errors.New("has " + strconv.Itoa(n) + " completion values; at most 100 are allowed")
+		}
+	}
+	return nil
+}
+
+// checkContentBlock checks one content block: an object with a known type
+// and that type's required members.
+func checkContentBlock(raw json.RawMessage) error {
+	var b struct {
+		Type     *string         `json:"type"`
+		Text     *string         `json:"text"`
+		Data     *string         `json:"data"`
+		MimeType *string         `json:"mimeType"`
+		URI      *string         `json:"uri"`
+		Name     *string         `json:"name"`
+		Resource json.RawMessage `json:"resource"`
+	}
+	if len(raw) == 0 || raw[0] != '{' || sonic.Unmarshal(raw, &b) != nil || b.Type == nil {
+		return errors.New(`is not a content block (an object with a "type" string)`)
+	}
+	switch *b.Type {
+	case "text":
+		if b.Text == nil {
+			return errors.New(`of type "text" has no "text" string`)
+		}
+	case "image", "audio":
+		if b.Data == nil || b.MimeType == nil {
+			return fmt.Errorf(`of type %q needs "data" and "mimeType" strings`, *b.Type)
+		}
+	case "resource_link":
+		if b.URI == nil || b.Name == nil {
+			return errors.New(`of type "resource_link" needs "uri" and "name" strings`)
+		}
+	case "resource":
+		if len(b.Resource) == 0 || b.Resource[0] != '{' {
+			return errors.New(`of type "resource" needs a "resource" object`)
+		}
+	default:
+		return fmt.Errorf("has the unknown type %q", shortText(*b.Type))
+	}
+	return nil
+}
+
+// shortText is s cut to a length fit for a message.
+func shortText(s string) string {
+	if len(s) > 120 {
+		return strings.ToValidUTF8(s[:120], "") + "…"
+	}
+	return s
+}

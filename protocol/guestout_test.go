@@ -1,0 +1,171 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
+)
+
+// hostileServer serves one module whose every answer is the one the test
+// sets in *answer (a result, or an error when it starts with "error:").
+func hostileServer(answer *contract.Reply, note *string) *Server {
+	desc := &abi.Description{ABIVersion: 1, Name: "hostile", Completions: true,
+		Tools:     []abi.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		Resources: []abi.Resource{{URI: "h://r", Name: "r"}},
+		Prompts:   []abi.Prompt{{Name: "p"}},
+	}
+	mod := &fakeModule{name: "hostile", desc: desc, call: func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
+		if *note != "" {
+			peer.Notify(ctx, "notifications/message", []byte(*note))
+		}
+		r := *answer
+		if r.Error != nil {
+			e := *r.Error
+			r.Error = &e
+		}
+		return &r, nil
+	}}
+	s := NewServer(Options{Name: "test", Version: "1.0"})
+	cat, _ := NewCatalog([]Module{mod}, nil)
+	s.SetCatalog(cat)
+	return s
+}
+
+func mustValid(t *testing.T, what string, b []byte) {
+	t.Helper()
+	if !json.Valid(b) || !utf8.Valid(b) {
+		t.Fatalf("%s is not valid JSON in UTF-8: %q", what, b)
+	}
+	for _, c := range b {
+		if c == '\r' || c == '\n' {
+			t.Fatalf("%s holds a raw line break: %q", what, b)
+		}
+	}
+}
+
+func TestGuestOutputChecked(t *testing.T) {
+	var answer contract.Reply
+	var note string
+	s := hostileServer(&answer, &note)
+	legacy := initialized(t, s, "2025-11-25")
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{}}}`
+	modernCallLine := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{},` + modernMeta + `}}`
+
+	toolErr := func(t *testing.T, body []byte, want string) {
+		t.Helper()
+		var m struct {
+			Result struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(body, &m); err != nil || !m.Result.IsError || len(m.Result.Content) != 1 || !strings.Contains(m.Result.Content[0].Text, want) {
+			t.Fatalf("want a tool error naming %q, got %s", want, body)
+		}
+	}
+
+	refused := []struct{ result, want string }{
+		{`5`, "not a JSON object"},
+		{`"str"`, "not a JSON object"},
+		{`null`, "not a JSON object"},
+		{`[1]`, "not a JSON object"},
+		{`{"content":"nope"}`, "content must be an array"},
+		{`{}`, `no "content" array`},
+		{`{"content":[5]}`, "content[0]"},
+		{`{"content":[{"type":"text"}]}`, `no "text" string`},
+		{`{"content":[{"type":"evil","text":"x"}]}`, "unknown type"},
+		{`{"content":[],"structuredContent":[1]}`, "structuredContent"},
+		{`{"content":[],"isError":"yes"}`, "isError"},
+		{`{"content":[{"type":"text","text":"x"}]`, "is not a CallToolResult"}, // the host's decoder refuses this; the check holds alone
+	}
+	for _, c := range refused {
+		answer = contract.Reply{Result: []byte(c.result)}
+		for _, line := range []string{call, modernCallLine} {
+			r := handle(t, s, legacy, line, nil)
+			mustValid(t, c.result, r.Body)
+			toolErr(t, r.Body, c.want)
+		}
+	}
+
+	// Bytes: repaired, not refused; the text survives.
+	answer = contract.Reply{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"a\rb\x1b]0;t\x07\xffc\\x\"}]}")}
+	r := handle(t, s, legacy, call, nil)
+	mustValid(t, "repaired", r.Body)
+	if !strings.Contains(string(r.Body), `"a\u000db\u001b]0;t\u0007`+"\uFFFD"+`c\\x"`) {
+		t.Fatalf("repaired result %s", r.Body)
+	}
+
+	// Host-owned members: a forged resultType, task and serverInfo are gone.
+	answer = contract.Reply{Result: []byte(`{"content":[],"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}},"task":{"taskId":"x"},"ttlMs":1,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"evil"},"dev.mcp/x":1,"my.app/keep":2}}`)}
+	for _, line := range []string{call, modernCallLine} {
+		r := handle(t, s, legacy, line, nil)
+		var m struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(r.Body, &m); err != nil {
+			t.Fatal(err)
+		}
+		if rt, ok := m.Result["resultType"]; ok && string(rt) != `"complete"` {
+			t.Fatalf("resultType %s reached the client: %s", rt, r.Body)
+		}
+		if _, ok := m.Result["task"]; ok {
+			t.Fatalf("task reached the client: %s", r.Body)
+		}
+		if strings.Contains(string(r.Body), "evil") || strings.Contains(string(r.Body), "dev.mcp/x") || !strings.Contains(string(r.Body), "my.app/keep") {
+			t.Fatalf("_meta not cleaned: %s", r.Body)
+		}
+	}
+
+	// Reserved error codes are tool errors; an ordinary one passes on.
+	for _, code := range []int{-32700, -32600, -32601, -32000, -32020, -32099} {
+		answer = contract.Reply{Error: &abi.Error{Code: code, Message: "forged"}}
+		r := handle(t, s, legacy, call, nil)
+		toolErr(t, r.Body, "only the server may use")
+	}
+	answer = contract.Reply{Error: &abi.Error{Code: -32602, Message: "bad \xff arg", Data: []byte("{\"x\":\"\r\"}")}}
+	r = handle(t, s, legacy, call, nil)
+	mustValid(t, "guest error", r.Body)
+	if r.Code != -32602 {
+		t.Fatalf("ordinary guest error: %s", r.Body)
+	}
+
+	// Non-tool methods: a bad shape or reserved code is -32603.
+	for _, c := range []struct{ method, params, result string }{
+		{"resources/read", `{"uri":"h://r"}`, `{"contents":"x"}`},
+		{"resources/read", `{"uri":"h://r"}`, `{"contents":[{"uri":"h://r"}]}`},
+		{"prompts/get", `{"name":"p"}`, `{"messages":[{"role":"system","content":{"type":"text","text":"x"}}]}`},
+		{"prompts/get", `{"name":"p"}`, `5`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}`, `{"completion":{"values":[1]}}`},
+	} {
+		answer = contract.Reply{Result: []byte(c.result)}
+		r := handle(t, s, legacy, `{"jsonrpc":"2.0","id":3,"method":"`+c.method+`","params":`+c.params+`}`, nil)
+		mustValid(t, c.method, r.Body)
+		if r.Code != CodeInternalError || !strings.Contains(string(r.Body), "guest answer refused") {
+			t.Fatalf("%s answering %s: %s", c.method, c.result, r.Body)
+		}
+	}
+	answer = contract.Reply{Result: []byte(`{"contents":[{"uri":"h://r","text":"ok"}]}`)}
+	if r := handle(t, s, legacy, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"h://r"}}`, nil); r.Code != 0 {
+		t.Fatalf("a good read: %s", r.Body)
+	}
+
+	// Notifications: cleaned before they are sent.
+	if r := handle(t, s, legacy, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`, nil); r.Code != 0 {
+		t.Fatalf("setLevel: %s", r.Body)
+	}
+	note = "{\"level\":\"error\",\"data\":\"line\rbreak \xfe\"}"
+	answer = contract.Reply{Result: []byte(`{"content":[]}`)}
+	rec := &recorder{}
+	handle(t, s, legacy, call, rec)
+	if len(rec.msgs) != 1 {
+		t.Fatalf("notifications %q", rec.msgs)
+	}
+	mustValid(t, "notification", []byte(rec.msgs[0]))
+}
