@@ -105,11 +105,18 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 		return true
 	}
 	tmplSeen := map[string]bool{}
+	refuse := func(kind, name, mod, problem string) bool {
+		if problem == "" {
+			return false
+		}
+		log.Warn("declaration refused", "kind", kind, "name", shortText(name), "module", mod, "why", problem)
+		return true
+	}
 	for _, m := range sorted {
 		d := m.Description()
 		for i := range d.Tools {
 			t := &d.Tools[i]
-			if !claim("tool", t.Name, m.Name()) {
+			if refuse("tool", t.Name, m.Name(), toolTextProblem(t)) || !claim("tool", t.Name, m.Name()) {
 				continue
 			}
 			s, _ := m.Schemas(t.Name)
@@ -122,7 +129,7 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 		}
 		for i := range d.Resources {
 			r := &d.Resources[i]
-			if !claim("resource", r.URI, m.Name()) {
+			if refuse("resource", r.URI, m.Name(), resourceTextProblem(r)) || !claim("resource", r.URI, m.Name()) {
 				continue
 			}
 			enc, _ := json.Marshal(r)
@@ -133,7 +140,7 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 		for i := range d.ResourceTemplates {
 			rt := &d.ResourceTemplates[i]
 			t, err := uritemplate.Parse(rt.URITemplate)
-			if err != nil || tmplSeen[rt.URITemplate] || !claim("template", rt.URITemplate, m.Name()) {
+			if err != nil || refuse("template", rt.URITemplate, m.Name(), templateTextProblem(rt)) || tmplSeen[rt.URITemplate] || !claim("template", rt.URITemplate, m.Name()) {
 				continue
 			}
 			tmplSeen[rt.URITemplate] = true
@@ -145,7 +152,7 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 		}
 		for i := range d.Prompts {
 			p := &d.Prompts[i]
-			if !claim("prompt", p.Name, m.Name()) {
+			if refuse("prompt", p.Name, m.Name(), promptTextProblem(p)) || !claim("prompt", p.Name, m.Name()) {
 				continue
 			}
 			enc, _ := json.Marshal(p)
