@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/bytedance/sonic"
+
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/uritemplate"
@@ -227,4 +229,67 @@ func encodeTool(t *abi.Tool, sh toolShape) []byte {
 	}
 	b, _ := json.Marshal(&v)
 	return b
+}
+
+// ModuleOf names the module that serves a request (tools/call,
+// resources/read, prompts/get, completion/complete), or "" when the host
+// answers it itself or the request names nothing the catalog has. A
+// transport uses it to give each module its own admission, so that one
+// module's flood of slow calls does not hold another's.
+func (s *Server) ModuleOf(msg *Message) string {
+	var mod Module
+	c := s.cat.Load()
+	if c == nil || msg == nil {
+		return ""
+	}
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+		Ref  *struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+	}
+	switch msg.Method {
+	case "tools/call", "resources/read", "prompts/get", "completion/complete":
+		if sonic.Unmarshal(msg.Params, &p) != nil {
+			return ""
+		}
+	default:
+		return ""
+	}
+	switch msg.Method {
+	case "tools/call":
+		if e, ok := c.toolIdx[p.Name]; ok {
+			mod = e.mod
+		}
+	case "prompts/get":
+		if e, ok := c.promptIdx[p.Name]; ok {
+			mod = e.mod
+		}
+	case "resources/read":
+		if e, ok := c.resIdx[p.URI]; ok {
+			mod = e.mod
+		} else {
+			for _, t := range c.templates {
+				if _, ok := t.t.Match(p.URI); ok {
+					mod = t.mod
+					break
+				}
+			}
+		}
+	case "completion/complete":
+		if p.Ref != nil {
+			key := "prompt\x00" + p.Ref.Name
+			if p.Ref.Type == "ref/resource" {
+				key = "template\x00" + p.Ref.URI
+			}
+			mod = c.complete[key]
+		}
+	}
+	if mod == nil {
+		return ""
+	}
+	return mod.Name()
 }

@@ -47,3 +47,23 @@ func TestDeclaredTextsChecked(t *testing.T) {
 		t.Fatal("the clean tool was refused")
 	}
 }
+
+func TestModuleOf(t *testing.T) {
+	s := newTestServer(t, 0)
+	for line, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`:                                                 "fake",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`:                                                 "",
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"fake://t/1"}}`:                                        "fake",
+		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}`:                                                   "fake",
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{}}}`: "fake",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`:                                                                          "",
+	} {
+		msg, _, err := Decode([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.ModuleOf(msg); got != want {
+			t.Errorf("ModuleOf(%s) = %q, want %q", line, got, want)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	skillsDir := fs.String("skills", "", "directory of Agent Skills to serve (each subdirectory holding a SKILL.md), reloaded like the tools with --watch")
 	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout (the default when --http is not given)")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address, endpoint /mcp (e.g. 127.0.0.1:8080)")
-	workers := fs.Int("workers", 16, "requests served at once on stdio")
+	workers := fs.Int("workers", 16, "requests of one module served at once on stdio (each module is admitted apart)")
 	maxBatch := fs.Int("max-batch", mcphttp.DefaultMaxBatch, "messages in one JSON-RPC batch (2025-03-26 and earlier); larger batches get -32600")
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")

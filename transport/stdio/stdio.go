@@ -1,6 +1,6 @@
 // Package stdio serves MCP over a byte stream pair — the process's stdin
 // and stdout — with newline-delimited JSON-RPC messages, several requests in
-// flight at once on a bounded worker pool.
+// flight at once, admitted per module.
 package stdio
 
 import (
@@ -18,10 +18,14 @@ import (
 
 // Options configure Serve.
 type Options struct {
-	// Workers is the number of requests served at once; 0 means 16.
+	// Workers is the number of requests of one module (and of the
+	// requests the host answers itself) served at once; 0 means 16.
+	// Each module has its own admission, so a module whose calls are slow
+	// or many never delays another's.
 	Workers int
-	// Queue is the number of requests waiting for a worker; past it a
-	// request is refused at once with -32603. 0 means 64.
+	// Queue is the number of requests of one module waiting for one of
+	// its workers; past it a request for that module is refused at once
+	// with -32603, and only that module's. 0 means 64.
 	Queue int
 	// MaxMessage caps one incoming line; 0 means 16 MiB.
 	MaxMessage int
@@ -60,7 +64,9 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 		sess:      protocol.NewSession(),
 		log:       opts.Logger,
 		maxBatch:  opts.MaxBatch,
-		jobs:      make(chan job, opts.Queue),
+		workers:   opts.Workers,
+		queueCap:  opts.Queue,
+		lanes:     map[string]*lane{},
 		principal: opts.Principal,
 	}
 	c.sess.Principal = opts.Principal
@@ -73,22 +79,8 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	for range opts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range c.jobs {
-				if j.batch != nil {
-					c.serveBatch(ctx, j.batch)
-				} else {
-					c.respond(c.srv.Handle(ctx, c.sess, j.msg, c.w, protocol.Hint{Principal: c.principal}))
-				}
-			}
-		}()
-	}
+	c.ctx = ctx
 	err := c.read(ctx, in, opts.MaxMessage)
-	close(c.jobs)
 	// The client is gone: no answer to a request sent to it can arrive,
 	// so those requests fail now (their calls finish instead of waiting
 	// for their deadline), and subscriptions/listen requests, which never
@@ -98,7 +90,7 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 	if ctx.Err() != nil {
 		c.sess.Close()
 	}
-	wg.Wait()
+	c.wg.Wait()
 	return err
 }
 
@@ -107,10 +99,25 @@ type conn struct {
 	w        *writer
 	sess     *protocol.Session
 	log      *slog.Logger
-	jobs     chan job
 	maxBatch int
 	// principal is the client's principal (Options.Principal).
 	principal string
+	ctx       context.Context // the requests' context
+
+	// Admission: one lane per module (by protocol.Server.ModuleOf; ""
+	// for what the host answers itself), each with at most workers
+	// requests running and queueCap waiting.
+	workers, queueCap int
+	mu                sync.Mutex
+	lanes             map[string]*lane
+	wg                sync.WaitGroup // running requests
+}
+
+// lane is one module's admission: how many of its requests run, and those
+// waiting, in arrival order.
+type lane struct {
+	running int
+	pending []job
 }
 
 // job is a request or a batch waiting for a worker.
@@ -197,7 +204,7 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 // worker pool.
 func (c *conn) dispatch(ctx context.Context, line []byte) {
 	if protocol.IsBatch(line) {
-		c.queue(job{batch: line}, nil)
+		c.queue("", job{batch: line}, nil)
 		return
 	}
 	msg, id, perr := protocol.Decode(line)
@@ -209,15 +216,61 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		c.respond(c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{Principal: c.principal}))
 		return
 	}
-	c.queue(job{msg: msg}, msg.ID)
+	c.queue(c.srv.ModuleOf(msg), job{msg: msg}, msg.ID)
 }
 
-func (c *conn) queue(j job, id []byte) {
-	select {
-	case c.jobs <- j:
+// queue admits a job to its module's lane: it starts at once when the lane
+// has a free worker, waits when the lane's queue has room, and is refused
+// otherwise.
+func (c *conn) queue(key string, j job, id []byte) {
+	c.mu.Lock()
+	l := c.lanes[key]
+	if l == nil {
+		l = &lane{}
+		c.lanes[key] = l
+	}
+	switch {
+	case l.running < c.workers:
+		l.running++
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go c.run(key, l, j)
+	case len(l.pending) < c.queueCap:
+		l.pending = append(l.pending, j)
+		c.mu.Unlock()
 	default:
-		c.write(protocol.ErrorResponse(id, &protocol.Error{Code: protocol.CodeInternalError,
-			Message: "Server overloaded: too many requests in flight"}))
+		c.mu.Unlock()
+		msg := "Server overloaded: too many requests in flight"
+		if key != "" {
+			msg += " for module " + key
+		}
+		c.write(protocol.ErrorResponse(id, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}))
+	}
+}
+
+// run serves j, then the lane's waiting jobs in order, and leaves the lane
+// when none waits (dropping a lane that is idle).
+func (c *conn) run(key string, l *lane, j job) {
+	defer c.wg.Done()
+	for {
+		if j.batch != nil {
+			c.serveBatch(c.ctx, j.batch)
+		} else {
+			c.respond(c.srv.Handle(c.ctx, c.sess, j.msg, c.w, protocol.Hint{Principal: c.principal}))
+		}
+		c.mu.Lock()
+		if len(l.pending) == 0 {
+			l.running--
+			if l.running == 0 {
+				delete(c.lanes, key)
+			}
+			c.mu.Unlock()
+			return
+		}
+		j = l.pending[0]
+		l.pending[0] = job{}
+		l.pending = l.pending[1:]
+		c.mu.Unlock()
 	}
 }
 
