@@ -69,7 +69,7 @@ func (c *collector) finish(o outcome) {
 		c.park(ctx, o.reply)
 		return
 	}
-	result, rerr := c.srv.toolOutcome(c.e, o.reply, o.err)
+	result, rerr := c.srv.toolOutcome(ctx, c.e, o.reply, o.err)
 	var err error
 	if rerr != nil {
 		_, err = m.Finish(ctx, c.id, tasks.Failed, rerr.Message, nil, rerr)

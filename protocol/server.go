@@ -51,7 +51,16 @@ type Options struct {
 	GuestMeta GuestMetaFunc
 	// Audit, when set, receives a record of every finished guest call.
 	Audit AuditFunc
+	// ValidationBudget bounds the host's validation of one call's
+	// arguments and of its structuredContent; a validation past it (or
+	// past the request's end) is a tool error. 0 means
+	// DefaultValidationBudget (1 s). Schemas are bounded at load
+	// (internal/schema), so a validation this long is rare.
+	ValidationBudget time.Duration
 }
+
+// DefaultValidationBudget is the default Options.ValidationBudget.
+const DefaultValidationBudget = time.Second
 
 // Fanout carries a guest's announcement (a list-changed method, or
 // notifications/resources/updated with its uri) to other replicas.
@@ -96,6 +105,9 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.ValidationBudget <= 0 {
+		opts.ValidationBudget = DefaultValidationBudget
 	}
 	if opts.TaskInline <= 0 {
 		opts.TaskInline = DefaultTaskInline

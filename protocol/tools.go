@@ -1,6 +1,9 @@
 package protocol
 
 import (
+	"context"
+	"time"
+
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -18,7 +21,7 @@ func (r *request) callTool() Response {
 		return r.fail(merr)
 	}
 	if e.schemas.Input != nil {
-		if err := e.schemas.Input.ValidateJSON(r.p.Arguments, true); err != nil {
+		if err := r.srv.validate(r.ctx, e.schemas.Input, r.p.Arguments, true); err != nil {
 			res := toolError("Invalid arguments for tool " + r.p.Name + ": " + err.Error())
 			if mode == modeTask {
 				return r.runAsTask(e, res)
@@ -47,7 +50,7 @@ func (r *request) toolAnswer(e *toolEntry, reply *contract.Reply, err error) Res
 	if err == nil && len(reply.InputRequests) > 0 {
 		return r.inputRequired(reply)
 	}
-	result, rerr := r.srv.toolOutcome(e, reply, err)
+	result, rerr := r.srv.toolOutcome(r.ctx, e, reply, err)
 	if rerr != nil {
 		return r.fail(rerr)
 	}
@@ -58,7 +61,7 @@ func (r *request) toolAnswer(e *toolEntry, reply *contract.Reply, err error) Res
 // its guest's outcome (not waiting for input): a guest that failed (trap,
 // limit, broken ABI) is a tool error, as is a structuredContent that does
 // not match the output schema; a JSON-RPC error of the guest is passed on.
-func (s *Server) toolOutcome(e *toolEntry, reply *contract.Reply, err error) ([]byte, *Error) {
+func (s *Server) toolOutcome(ctx context.Context, e *toolEntry, reply *contract.Reply, err error) ([]byte, *Error) {
 	if err != nil {
 		s.log.Warn("tool call failed", "tool", e.tool.Name, "err", err)
 		return toolError(err.Error()), nil
@@ -67,7 +70,7 @@ func (s *Server) toolOutcome(e *toolEntry, reply *contract.Reply, err error) ([]
 		return nil, reply.Error
 	}
 	if e.schemas.Output != nil {
-		if msg := checkStructured(reply.Result, e); msg != "" {
+		if msg := s.checkStructured(ctx, reply.Result, e); msg != "" {
 			return toolError(msg), nil
 		}
 	}
@@ -84,7 +87,7 @@ func (r *request) callParams() []byte {
 
 // checkStructured validates structuredContent against the tool's output
 // schema; it returns a message when the result does not conform.
-func checkStructured(result []byte, e *toolEntry) string {
+func (s *Server) checkStructured(ctx context.Context, result []byte, e *toolEntry) string {
 	var res struct {
 		IsError    bool        `json:"isError"`
 		Structured jsonrpc.Raw `json:"structuredContent"`
@@ -98,10 +101,22 @@ func checkStructured(result []byte, e *toolEntry) string {
 	if len(res.Structured) == 0 {
 		return "tool " + e.tool.Name + " declares an outputSchema but returned no structuredContent"
 	}
-	if err := e.schemas.Output.ValidateJSON(res.Structured, false); err != nil {
+	if err := s.validate(ctx, e.schemas.Output, res.Structured, false); err != nil {
 		return "tool " + e.tool.Name + " returned structuredContent that does not match its outputSchema: " + err.Error()
 	}
 	return ""
+}
+
+// validate applies a tool's schema to doc within the server's validation
+// budget and ctx (the request's): the host's own work for a call is
+// bounded as the guest's is.
+func (s *Server) validate(ctx context.Context, v contract.Validator, doc []byte, emptyAsObject bool) error {
+	if b, ok := v.(interface {
+		ValidateJSONContext(context.Context, time.Duration, []byte, bool) error
+	}); ok {
+		return b.ValidateJSONContext(ctx, s.opts.ValidationBudget, doc, emptyAsObject)
+	}
+	return v.ValidateJSON(doc, emptyAsObject)
 }
 
 // toolError is a CallToolResult with isError set and one text block.
