@@ -21,6 +21,14 @@ const (
 	DefaultMaxActive    = 1000
 	DefaultMaxPerOwner  = 100
 	DefaultSweepEvery   = time.Minute
+
+	// DefaultMaxResultBytes caps one task's stored result (or error).
+	DefaultMaxResultBytes = 4 << 20
+	// DefaultMaxStoredBytes caps the results stored on the server, and
+	// DefaultMaxStoredPerOwner those of one principal, until their tasks
+	// expire.
+	DefaultMaxStoredBytes    = 256 << 20
+	DefaultMaxStoredPerOwner = 64 << 20
 )
 
 // Status messages the Manager writes.
@@ -47,6 +55,11 @@ type Options struct {
 	// MaxActive caps the tasks not yet ended on this server; MaxPerOwner
 	// caps them per principal.
 	MaxActive, MaxPerOwner int
+	// MaxResultBytes caps the bytes of one task's result (or error);
+	// MaxStoredBytes those of all the results kept, MaxStoredPerOwner
+	// those of one principal. A result past a cap is not stored: the task
+	// fails with an error saying which cap (ResultLimitError).
+	MaxResultBytes, MaxStoredBytes, MaxStoredPerOwner int64
 	// SweepEvery is the interval of the sweeper that deletes expired tasks
 	// (and stops their guests).
 	SweepEvery time.Duration
@@ -81,6 +94,26 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("Too many concurrent tasks: the server already has %d tasks running (its limit)", e.Limit)
 }
 
+// ResultLimitError is the error a task ends with when its result was
+// refused by a cap on stored bytes.
+type ResultLimitError struct {
+	// Which is "result", "server" or "client".
+	Which string
+	// Size is the result's size, Limit the cap.
+	Size, Limit int64
+}
+
+// Error says which cap refused the result.
+func (e *ResultLimitError) Error() string {
+	switch e.Which {
+	case "result":
+		return fmt.Sprintf("Task result refused: it is %d bytes; a task result may have at most %d", e.Size, e.Limit)
+	case "client":
+		return fmt.Sprintf("Task result refused: this client's stored task results would exceed %d bytes (the limit per client) until older tasks expire", e.Limit)
+	}
+	return fmt.Sprintf("Task result refused: the server's stored task results would exceed %d bytes (its limit) until older tasks expire", e.Limit)
+}
+
 // run is what the Manager knows of a task not yet ended in this process.
 type run struct {
 	owner    string
@@ -104,6 +137,8 @@ type Manager struct {
 	perOwner map[string]int
 	active   int
 	changed  map[string]chan struct{} // closed at the task's next change
+	stored   int64                    // bytes of the results kept
+	storedBy map[string]int64         // … per owner
 	onChange func(*Task)
 	closed   bool
 
@@ -136,6 +171,15 @@ func NewManager(ctx context.Context, store Store, opts Options) (*Manager, error
 	if opts.SweepEvery <= 0 {
 		opts.SweepEvery = DefaultSweepEvery
 	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.MaxStoredBytes <= 0 {
+		opts.MaxStoredBytes = DefaultMaxStoredBytes
+	}
+	if opts.MaxStoredPerOwner <= 0 {
+		opts.MaxStoredPerOwner = DefaultMaxStoredPerOwner
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -146,7 +190,7 @@ func NewManager(ctx context.Context, store Store, opts Options) (*Manager, error
 		opts.Lease = DefaultLease
 	}
 	m := &Manager{store: store, opts: opts, log: opts.Logger, runs: map[string]*run{},
-		perOwner: map[string]int{}, changed: map[string]chan struct{}{}, stop: make(chan struct{})}
+		perOwner: map[string]int{}, storedBy: map[string]int64{}, changed: map[string]chan struct{}{}, stop: make(chan struct{})}
 	m.shared, _ = store.(Shared)
 	if err := m.Recover(ctx); err != nil {
 		return nil, err
@@ -372,14 +416,97 @@ func (m *Manager) Move(t *Task, to Status, message string) error {
 
 // Finish moves a task to a terminal status with its result or error, unless
 // it already ended (then it returns ErrTerminal and changes nothing).
+//
+// The result is stored only within the caps on stored bytes; past one the
+// task fails instead, with a ResultLimitError as its error.
 func (m *Manager) Finish(ctx context.Context, id string, to Status, message string, result []byte, rpcErr *abi.Error) (*Task, error) {
-	return m.Update(ctx, id, func(t *Task) error {
+	n := resultSize(result, rpcErr)
+	var owner string
+	var held int64 // bytes taken under the caps by fn
+	t, err := m.Update(ctx, id, func(t *Task) error {
+		if t.Status.Terminal() {
+			return m.Move(t, to, message) // ErrTerminal
+		}
+		m.unhold(owner, held) // fn may run again
+		owner, held = t.Owner, 0
+		res, rerr := result, rpcErr
+		if lim := m.hold(t.Owner, n); lim != nil {
+			to, message = Failed, lim.Error()
+			res, rerr = nil, &abi.Error{Code: abi.CodeInternalError, Message: lim.Error()}
+			m.log.Warn("task result refused", "task", id, "bytes", n, "limit", lim.Limit, "cap", lim.Which)
+			held = m.hold2(t.Owner, resultSize(nil, rerr))
+		} else {
+			held = n
+		}
 		if err := m.Move(t, to, message); err != nil {
 			return err
 		}
-		t.Result, t.Error = result, rpcErr
+		t.Result, t.Error = res, rerr
 		return nil
 	})
+	if err != nil {
+		m.unhold(owner, held)
+	}
+	return t, err
+}
+
+// resultSize is what a task's result or error counts under the caps.
+func resultSize(result []byte, e *abi.Error) int64 {
+	n := int64(len(result))
+	if e != nil {
+		n += int64(len(e.Message) + len(e.Data))
+	}
+	return n
+}
+
+// hold counts n bytes of owner's results, or says which cap they break.
+func (m *Manager) hold(owner string, n int64) *ResultLimitError {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case n > m.opts.MaxResultBytes:
+		return &ResultLimitError{Which: "result", Size: n, Limit: m.opts.MaxResultBytes}
+	case m.storedBy[owner]+n > m.opts.MaxStoredPerOwner:
+		return &ResultLimitError{Which: "client", Size: n, Limit: m.opts.MaxStoredPerOwner}
+	case m.stored+n > m.opts.MaxStoredBytes:
+		return &ResultLimitError{Which: "server", Size: n, Limit: m.opts.MaxStoredBytes}
+	}
+	m.stored += n
+	m.storedBy[owner] += n
+	return nil
+}
+
+// hold2 counts n bytes of owner's results whatever the caps (an error
+// message the manager wrote, small).
+func (m *Manager) hold2(owner string, n int64) int64 {
+	m.mu.Lock()
+	m.stored += n
+	m.storedBy[owner] += n
+	m.mu.Unlock()
+	return n
+}
+
+// unhold gives back n bytes of owner's results. The counts never go
+// below zero: the few status errors the manager writes itself (shutdown,
+// restart) are not counted when written.
+func (m *Manager) unhold(owner string, n int64) {
+	if n == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.stored = max(0, m.stored-n)
+	if m.storedBy[owner] -= n; m.storedBy[owner] <= 0 {
+		delete(m.storedBy, owner)
+	}
+	m.mu.Unlock()
+}
+
+// Stored returns the bytes of task results kept, on the server and for
+// owner.
+func (m *Manager) Stored(owner string) (all, ofOwner int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stored, m.storedBy[owner]
 }
 
 // changedTask wakes the task's waiters, releases an ended task's place and
@@ -554,7 +681,13 @@ func (m *Manager) Recover(ctx context.Context) error {
 	now := m.opts.Now()
 	var stale, expired []string
 	var waiting []*Task
+	sizes := map[string]int64{}
 	err := m.store.Scan(ctx, func(t *Task) bool {
+		if !t.Expired(now) {
+			if n := resultSize(t.Result, t.Error); n > 0 {
+				sizes[t.Owner] += n
+			}
+		}
 		switch {
 		case t.Expired(now):
 			expired = append(expired, t.ID)
@@ -586,6 +719,10 @@ func (m *Manager) Recover(ctx context.Context) error {
 		}
 	}
 	m.mu.Lock()
+	for owner, n := range sizes {
+		m.stored += n
+		m.storedBy[owner] += n
+	}
 	for _, t := range waiting {
 		if _, ok := m.runs[t.ID]; !ok {
 			m.runs[t.ID] = &run{owner: t.Owner, counted: true, stopped: closedChan()}
@@ -632,6 +769,7 @@ func (m *Manager) Sweep(ctx context.Context) {
 			continue
 		}
 		m.forget(t)
+		m.unhold(t.Owner, resultSize(t.Result, t.Error))
 		m.log.Debug("task expired", "task", t.ID, "status", t.Status)
 	}
 }

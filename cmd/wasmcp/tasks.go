@@ -30,6 +30,8 @@ type taskFlags struct {
 	lease        time.Duration
 	// redis is the shared store when --store names one (set by manager).
 	redis *tasks.Redis
+	// caps on stored results, MiB
+	maxResult, maxStored, maxStoredPerClient int64
 }
 
 func (f *taskFlags) register(fs *flag.FlagSet) {
@@ -40,6 +42,9 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.pollInterval, "task-poll-interval", tasks.DefaultPollInterval, "polling interval suggested to clients")
 	fs.IntVar(&f.maxTasks, "max-tasks", tasks.DefaultMaxActive, "tasks running (or waiting for input) at once on this server")
 	fs.IntVar(&f.maxPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "tasks running (or waiting for input) at once per client principal (with --store, across all replicas)")
+	fs.Int64Var(&f.maxResult, "task-max-result", tasks.DefaultMaxResultBytes>>20, "cap on one task's stored result, MiB; a larger result fails its task")
+	fs.Int64Var(&f.maxStored, "task-max-stored", tasks.DefaultMaxStoredBytes>>20, "cap on the task results stored on this server until they expire, MiB")
+	fs.Int64Var(&f.maxStoredPerClient, "task-max-stored-per-client", tasks.DefaultMaxStoredPerOwner>>20, "cap on the task results stored per client principal until they expire, MiB")
 	fs.DurationVar(&f.sweep, "task-sweep", tasks.DefaultSweepEvery, "interval of the sweeper that deletes expired tasks")
 	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options of go-redis and key_prefix= (default "+tasks.DefaultRedisPrefix+"); replaces --data-dir")
 	fs.DurationVar(&f.lease, "task-lease", tasks.DefaultLease, "with --store: how long the tasks this replica runs stay its own without renewal; a replica that stops renewing has its running tasks failed by another")
@@ -95,8 +100,12 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 	if f.lease <= 0 {
 		return nil, errors.New("--task-lease must be positive")
 	}
+	if f.maxResult <= 0 || f.maxStored <= 0 || f.maxStoredPerClient <= 0 {
+		return nil, errors.New("--task-max-result, --task-max-stored and --task-max-stored-per-client must be positive")
+	}
 	opts := tasks.Options{TTL: f.ttl, MaxTTL: f.maxTTL, PollInterval: f.pollInterval,
-		MaxActive: f.maxTasks, MaxPerOwner: f.maxPerClient, SweepEvery: f.sweep, Logger: log, Lease: f.lease}
+		MaxActive: f.maxTasks, MaxPerOwner: f.maxPerClient, SweepEvery: f.sweep, Logger: log, Lease: f.lease,
+		MaxResultBytes: f.maxResult << 20, MaxStoredBytes: f.maxStored << 20, MaxStoredPerOwner: f.maxStoredPerClient << 20}
 	var store tasks.Store
 	switch {
 	case f.store != "":
@@ -130,8 +139,15 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 		case explicit:
 			return nil, fmt.Errorf("--data-dir: %w", err)
 		default:
-			log.Warn("task store unavailable; tasks are kept in memory and will not survive a restart", "err", err)
-			store = tasks.NewMemory()
+			// Results stay on disk, not in the process's memory: a
+			// private store file, removed when the server stops.
+			if tmp, terr := openTempBolt(); terr == nil {
+				log.Warn("task store unavailable; tasks are kept in a temporary store and will not survive a restart", "err", err, "path", tmp.Path())
+				store = tmp
+			} else {
+				log.Warn("task store unavailable; tasks are kept in memory and will not survive a restart", "err", err, "temp_err", terr)
+				store = tasks.NewMemory()
+			}
 		}
 	}
 	m, err := tasks.NewManager(ctx, store, opts)
@@ -140,4 +156,33 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 		return nil, err
 	}
 	return m, nil
+}
+
+// tempBolt is a bbolt task store in a private temporary directory, removed
+// on Close.
+type tempBolt struct {
+	*tasks.Bolt
+	dir string
+}
+
+func openTempBolt() (*tempBolt, error) {
+	dir, err := os.MkdirTemp("", "wasmcp-tasks-")
+	if err != nil {
+		return nil, err
+	}
+	b, err := tasks.OpenBolt(filepath.Join(dir, "tasks.db"))
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return &tempBolt{Bolt: b, dir: dir}, nil
+}
+
+// Close closes the store and removes its directory.
+func (t *tempBolt) Close() error {
+	err := t.Bolt.Close()
+	if rerr := os.RemoveAll(t.dir); err == nil {
+		err = rerr
+	}
+	return err
 }
