@@ -136,9 +136,11 @@ func checkReply(method string, reply *contract.Reply, passed []int) error {
 }
 
 // hostMembers are the result members only the host sets: the result's
-// type (a guest must not make a result look like input_required or a
-// task), cache hints, and a legacy task.
-var hostMembers = []string{"resultType", "ttlMs", "cacheScope", "task"}
+// type and what an input_required result carries (a guest must not make a
+// result look like input_required or a task: its requests to the client
+// go through the host, which checks the client's capabilities), cache
+// hints, and a legacy task.
+var hostMembers = []string{"resultType", "inputRequests", "requestState", "ttlMs", "cacheScope", "task"}
 
 // stripHostMembers removes the members the host owns from a result object,
 // and the reserved keys from its _meta. Only a result that names one of

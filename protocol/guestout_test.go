@@ -115,6 +115,9 @@ func TestGuestOutputChecked(t *testing.T) {
 		if rt, ok := m.Result["resultType"]; ok && string(rt) != `"complete"` {
 			t.Fatalf("resultType %s reached the client: %s", rt, r.Body)
 		}
+		if _, ok := m.Result["inputRequests"]; ok {
+			t.Fatalf("inputRequests reached the client: %s", r.Body)
+		}
 		if _, ok := m.Result["task"]; ok {
 			t.Fatalf("task reached the client: %s", r.Body)
 		}

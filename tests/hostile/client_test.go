@@ -40,8 +40,16 @@ type server struct {
 // process is stopped when the test ends.
 func startServer(t *testing.T, transport string) *server {
 	t.Helper()
+	return startServerArgs(t, transport, "--workers", "64")
+}
+
+// startServerArgs starts wasmcp serve as startServer does, with extra
+// flags.
+func startServerArgs(t *testing.T, transport string, extra ...string) *server {
+	t.Helper()
 	args := []string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--watch=false",
-		"--memory", "64", "--timeout", "10s", "--max-output", "4", "--workers", "64"}
+		"--memory", "64", "--timeout", "10s", "--max-output", "4"}
+	args = append(args, extra...)
 	if transport == "http" {
 		args = append(args, "--http", "127.0.0.1:0")
 	}

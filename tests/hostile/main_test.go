@@ -82,6 +82,12 @@ func runMain(m *testing.M) int {
 //	                not define (guests/unstoppable.wat); it must be refused
 //	hostilego.wasm  the Go guest (built now from guests/hostilego)
 //	good.wasm       the well-behaved Go guest (guests/good)
+//	rawout.wasm     a Go guest writing raw bytes (guests/rawout): bad bytes,
+//	                bad shapes, forged members, reserved error codes
+//	costly.wasm     rawout declaring an exponentially branching schema
+//	                (MODE=costly); it must be refused at load
+//	texts.wasm      rawout declaring prompts and resources with terminal
+//	                escapes, CR/LF, NUL and 70 KiB texts (MODE=texts)
 //
 // Hostile modules get small limits (32 MiB, timeout, 1 MiB output, 256 KiB
 // lines); good gets the server's defaults. hostilego is granted /data
@@ -103,8 +109,19 @@ func writeTools(dir, outside, timeout string) error {
 		}
 	}
 	ctx := context.Background()
-	for _, g := range []string{"hostilego", "good"} {
+	for _, g := range []string{"hostilego", "good", "rawout"} {
 		if err := guestbuild.Build(ctx, filepath.Join("guests", g), filepath.Join(dir, g+".wasm")); err != nil {
+			return err
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "rawout.wasm"))
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"rawout.wasm", "costly.wasm", "texts.wasm"} {
+		// A custom section of its own makes each copy a module of its
+		// own for the description cache (keyed by the module's digest).
+		if err := os.WriteFile(filepath.Join(dir, name), withCustomSection(raw, name), 0o644); err != nil {
 			return err
 		}
 	}
@@ -113,6 +130,7 @@ timeout = "` + timeout + `"
 max_output = "1MiB"
 max_line = "256KiB"
 `
+	rawLimits := strings.Replace(limits, `timeout = "`+timeout+`"`, `timeout = "20s"`, 1)
 	files := map[string]string{
 		"hostile.policy.toml": limits,
 		"gated.policy.toml":   "memory = \"1MiB\"\ntimeout = \"1s\"\nmax_instances = 1\nmax_queue = 1\nstderr = \"discard\"\n",
@@ -139,8 +157,13 @@ host = "127.0.0.1"
 port = ` + netPort + `
 headers = { X-Token = "` + netSecret + `" }
 `,
-		"data/hello.txt": "hello\n",
-		"outside/secret": "secret\n",
+		// rawout's calls answer at once; a generous deadline keeps a
+		// loaded machine from turning them into timeouts.
+		"rawout.policy.toml": rawLimits,
+		"costly.policy.toml": rawLimits + "\n[env]\nMODE = \"costly\"\n",
+		"texts.policy.toml":  rawLimits + "\n[env]\nMODE = \"texts\"\n",
+		"data/hello.txt":     "hello\n",
+		"outside/secret":     "secret\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -178,4 +201,27 @@ func netServer() *httptest.Server {
 			fmt.Fprint(w, "fine")
 		}
 	}))
+}
+
+// withCustomSection returns wasm with a custom section named name (with
+// a one-byte payload: wazero refuses an empty one at the end of a module)
+// appended.
+func withCustomSection(wasm []byte, name string) []byte {
+	body := append(uleb(nil, uint64(len(name))), name...)
+	body = append(body, 1)
+	out := append([]byte(nil), wasm...)
+	out = append(out, 0) // custom section id
+	out = uleb(out, uint64(len(body)))
+	return append(out, body...)
+}
+
+func uleb(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }
