@@ -206,14 +206,15 @@ func reservedMetaKey(k string) bool {
 }
 
 // checkShape checks a result object against the schema of its method's
-// result: the members a client relies on, with their types.
+// result: the members a client relies on, with their types. Members are
+// captured raw (aliasing res), so a check costs few allocations.
 func checkShape(method string, res []byte) error {
 	switch method {
 	case abi.MethodToolsCall:
 		var r struct {
-			Content    *[]json.RawMessage `json:"content"`
-			Structured json.RawMessage    `json:"structuredContent"`
-			IsError    json.RawMessage    `json:"isError"`
+			Content    *[]contentBlock `json:"content"`
+			Structured jsonrpc.Raw     `json:"structuredContent"`
+			IsError    jsonrpc.Raw     `json:"isError"`
 		}
 		if err := sonic.Unmarshal(res, &r); err != nil {
 			return errors.New("is not a CallToolResult: content must be an array of content blocks")
@@ -221,8 +222,8 @@ func checkShape(method string, res []byte) error {
 		if r.Content == nil {
 			return errors.New(`has no "content" array`)
 		}
-		for i, c := range *r.Content {
-			if err := checkContentBlock(c); err != nil {
+		for i := range *r.Content {
+			if err := (*r.Content)[i].check(); err != nil {
 				return fmt.Errorf("has content[%d] that %w", i, err)
 			}
 		}
@@ -235,35 +236,35 @@ func checkShape(method string, res []byte) error {
 	case abi.MethodResourceRead:
 		var r struct {
 			Contents *[]struct {
-				URI  *string `json:"uri"`
-				Text *string `json:"text"`
-				Blob *string `json:"blob"`
+				URI  jsonrpc.Raw `json:"uri"`
+				Text jsonrpc.Raw `json:"text"`
+				Blob jsonrpc.Raw `json:"blob"`
 			} `json:"contents"`
 		}
 		if err := sonic.Unmarshal(res, &r); err != nil || r.Contents == nil {
 			return errors.New(`is not a ReadResourceResult: it needs a "contents" array of objects with a uri and a text or blob string`)
 		}
 		for i, c := range *r.Contents {
-			if c.URI == nil || (c.Text == nil) == (c.Blob == nil) {
+			if !isString(c.URI) || isString(c.Text) == isString(c.Blob) {
 				return fmt.Errorf("has contents[%d] without a uri string and exactly one of text or blob", i)
 			}
 		}
 	case abi.MethodPromptsGet:
 		var r struct {
-			Description *string `json:"description"`
-			Messages    *[]struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
+			Messages *[]struct {
+				Role    string       `json:"role"`
+				Content contentBlock `json:"content"`
 			} `json:"messages"`
 		}
 		if err := sonic.Unmarshal(res, &r); err != nil || r.Messages == nil {
 			return errors.New(`is not a GetPromptResult: it needs a "messages" array of objects with a role and a content block`)
 		}
-		for i, m := range *r.Messages {
+		for i := range *r.Messages {
+			m := &(*r.Messages)[i]
 			if m.Role != "user" && m.Role != "assistant" {
 				return fmt.Errorf(`has messages[%d] whose role is not "user" or "assistant"`, i)
 			}
-			if err := checkContentBlock(m.Content); err != nil {
+			if err := m.Content.check(); err != nil {
 				return fmt.Errorf("has messages[%d] whose content %w", i, err)
 			}
 		}
@@ -285,40 +286,69 @@ func checkShape(method string, res []byte) error {
 	return nil
 }
 
-// checkContentBlock checks one content block: an object with a known type
-// and that type's required members.
-func checkContentBlock(raw json.RawMessage) error {
-	var b struct {
-		Type     *string         `json:"type"`
-		Text     *string         `json:"text"`
-		Data     *string         `json:"data"`
-		MimeType *string         `json:"mimeType"`
-		URI      *string         `json:"uri"`
-		Name     *string         `json:"name"`
-		Resource json.RawMessage `json:"resource"`
+// contentBlock is a content block's members, raw; set is false when the
+// value was not an object.
+type contentBlock struct {
+	set      bool
+	Type     jsonrpc.Raw
+	Text     jsonrpc.Raw
+	Data     jsonrpc.Raw
+	MimeType jsonrpc.Raw
+	URI      jsonrpc.Raw
+	Name     jsonrpc.Raw
+	Resource jsonrpc.Raw
+}
+
+// UnmarshalJSON captures the members of an object; anything else leaves
+// the block unset.
+func (b *contentBlock) UnmarshalJSON(raw []byte) error {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
 	}
-	if len(raw) == 0 || raw[0] != '{' || sonic.Unmarshal(raw, &b) != nil || b.Type == nil {
+	var m struct {
+		Type     jsonrpc.Raw `json:"type"`
+		Text     jsonrpc.Raw `json:"text"`
+		Data     jsonrpc.Raw `json:"data"`
+		MimeType jsonrpc.Raw `json:"mimeType"`
+		URI      jsonrpc.Raw `json:"uri"`
+		Name     jsonrpc.Raw `json:"name"`
+		Resource jsonrpc.Raw `json:"resource"`
+	}
+	if err := sonic.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	*b = contentBlock{set: true, Type: m.Type, Text: m.Text, Data: m.Data, MimeType: m.MimeType, URI: m.URI, Name: m.Name, Resource: m.Resource}
+	return nil
+}
+
+// isString reports whether raw JSON is a string.
+func isString(raw []byte) bool { return len(raw) > 1 && raw[0] == '"' }
+
+// check checks one content block: an object with a known type and that
+// type's required members.
+func (b *contentBlock) check() error {
+	if !b.set || !isString(b.Type) {
 		return errors.New(`is not a content block (an object with a "type" string)`)
 	}
-	switch *b.Type {
-	case "text":
-		if b.Text == nil {
+	switch typ := string(b.Type); typ {
+	case `"text"`:
+		if !isString(b.Text) {
 			return errors.New(`of type "text" has no "text" string`)
 		}
-	case "image", "audio":
-		if b.Data == nil || b.MimeType == nil {
-			return fmt.Errorf(`of type %q needs "data" and "mimeType" strings`, *b.Type)
+	case `"image"`, `"audio"`:
+		if !isString(b.Data) || !isString(b.MimeType) {
+			return fmt.Errorf(`of type %s needs "data" and "mimeType" strings`, typ)
 		}
-	case "resource_link":
-		if b.URI == nil || b.Name == nil {
+	case `"resource_link"`:
+		if !isString(b.URI) || !isString(b.Name) {
 			return errors.New(`of type "resource_link" needs "uri" and "name" strings`)
 		}
-	case "resource":
+	case `"resource"`:
 		if len(b.Resource) == 0 || b.Resource[0] != '{' {
 			return errors.New(`of type "resource" needs a "resource" object`)
 		}
 	default:
-		return fmt.Errorf("has the unknown type %q", shortText(*b.Type))
+		return fmt.Errorf("has the unknown type %s", shortText(typ))
 	}
 	return nil
 }
