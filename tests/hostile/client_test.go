@@ -40,14 +40,14 @@ type server struct {
 // process is stopped when the test ends.
 func startServer(t *testing.T, transport string) *server {
 	t.Helper()
-	return startServerArgs(t, transport, "--workers", "64")
+	return startServerIn(t, transport, toolsDir, "--workers", "64")
 }
 
-// startServerArgs starts wasmcp serve as startServer does, with extra
-// flags.
-func startServerArgs(t *testing.T, transport string, extra ...string) *server {
+// startServerIn starts wasmcp serve as startServer does, on the tools
+// directory dir, with extra flags.
+func startServerIn(t *testing.T, transport, dir string, extra ...string) *server {
 	t.Helper()
-	args := []string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--watch=false",
+	args := []string{"serve", "--tools", dir, "--cache-dir", cacheDir, "--watch=false",
 		"--memory", "64", "--timeout", "10s", "--max-output", "4"}
 	args = append(args, extra...)
 	if transport == "http" {

@@ -32,7 +32,7 @@ func TestGuestOutputChecked(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, transport)
+			srv := startServerIn(t, transport, rawToolsDir, "--workers", "64")
 			var c client
 			if transport == "stdio" {
 				c = newStdioClient(t, srv)
@@ -189,7 +189,7 @@ func checkSSEWire(t *testing.T, url string) {
 // before any call of the flood ends, and only the flooded module's calls
 // are refused as overloaded.
 func TestStdioFairAcrossModules(t *testing.T) {
-	srv := startServerArgs(t, "stdio")
+	srv := startServerIn(t, "stdio", toolsDir)
 	c := newStdioClient(t, srv)
 	if r := c.call(t, "echo", `{"text":"ready"}`); r.text != "echo: ready" {
 		t.Fatalf("the good module does not answer: %s", r)

@@ -22,6 +22,9 @@ var (
 	wasmcpBin string
 	// toolsDir holds the guests and their policy files (see writeTools).
 	toolsDir string
+	// rawToolsDir holds good and the rawout guests (see writeRawTools),
+	// apart so the battery's servers do not load them.
+	rawToolsDir string
 	// cacheDir is the compilation cache every server of the run shares.
 	cacheDir string
 	// outsideDir is a directory no guest is granted; the escape case
@@ -70,6 +73,11 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		return 1
 	}
+	rawToolsDir = filepath.Join(dir, "rawtools")
+	if err := writeRawTools(rawToolsDir, toolsDir); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -82,12 +90,6 @@ func runMain(m *testing.M) int {
 //	                not define (guests/unstoppable.wat); it must be refused
 //	hostilego.wasm  the Go guest (built now from guests/hostilego)
 //	good.wasm       the well-behaved Go guest (guests/good)
-//	rawout.wasm     a Go guest writing raw bytes (guests/rawout): bad bytes,
-//	                bad shapes, forged members, reserved error codes
-//	costly.wasm     rawout declaring an exponentially branching schema
-//	                (MODE=costly); it must be refused at load
-//	texts.wasm      rawout declaring prompts and resources with terminal
-//	                escapes, CR/LF, NUL and 70 KiB texts (MODE=texts)
 //
 // Hostile modules get small limits (32 MiB, timeout, 1 MiB output, 256 KiB
 // lines); good gets the server's defaults. hostilego is granted /data
@@ -109,19 +111,8 @@ func writeTools(dir, outside, timeout string) error {
 		}
 	}
 	ctx := context.Background()
-	for _, g := range []string{"hostilego", "good", "rawout"} {
+	for _, g := range []string{"hostilego", "good"} {
 		if err := guestbuild.Build(ctx, filepath.Join("guests", g), filepath.Join(dir, g+".wasm")); err != nil {
-			return err
-		}
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "rawout.wasm"))
-	if err != nil {
-		return err
-	}
-	for _, name := range []string{"rawout.wasm", "costly.wasm", "texts.wasm"} {
-		// A custom section of its own makes each copy a module of its
-		// own for the description cache (keyed by the module's digest).
-		if err := os.WriteFile(filepath.Join(dir, name), withCustomSection(raw, name), 0o644); err != nil {
 			return err
 		}
 	}
@@ -130,7 +121,6 @@ timeout = "` + timeout + `"
 max_output = "1MiB"
 max_line = "256KiB"
 `
-	rawLimits := strings.Replace(limits, `timeout = "`+timeout+`"`, `timeout = "20s"`, 1)
 	files := map[string]string{
 		"hostile.policy.toml": limits,
 		"gated.policy.toml":   "memory = \"1MiB\"\ntimeout = \"1s\"\nmax_instances = 1\nmax_queue = 1\nstderr = \"discard\"\n",
@@ -157,13 +147,8 @@ host = "127.0.0.1"
 port = ` + netPort + `
 headers = { X-Token = "` + netSecret + `" }
 `,
-		// rawout's calls answer at once; a generous deadline keeps a
-		// loaded machine from turning them into timeouts.
-		"rawout.policy.toml": rawLimits,
-		"costly.policy.toml": rawLimits + "\n[env]\nMODE = \"costly\"\n",
-		"texts.policy.toml":  rawLimits + "\n[env]\nMODE = \"texts\"\n",
-		"data/hello.txt":     "hello\n",
-		"outside/secret":     "secret\n",
+		"data/hello.txt": "hello\n",
+		"outside/secret": "secret\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -201,6 +186,58 @@ func netServer() *httptest.Server {
 			fmt.Fprint(w, "fine")
 		}
 	}))
+}
+
+// writeRawTools fills dir with good.wasm (copied from goodDir) and the
+// guests of what a guest writes:
+//
+//	rawout.wasm  a Go guest writing raw bytes (guests/rawout): bad bytes,
+//	             bad shapes, forged members, reserved error codes
+//	costly.wasm  rawout declaring an exponentially branching schema
+//	             (MODE=costly); it must be refused at load
+//	texts.wasm   rawout declaring prompts and resources with terminal
+//	             escapes, CR/LF, NUL and 70 KiB texts (MODE=texts)
+//
+// rawout's calls answer at once; their generous deadline keeps a loaded
+// machine from turning them into timeouts.
+func writeRawTools(dir, goodDir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	good, err := os.ReadFile(filepath.Join(goodDir, "good.wasm"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "good.wasm"), good, 0o644); err != nil {
+		return err
+	}
+	built := filepath.Join(dir, "rawout.build")
+	if err := guestbuild.Build(context.Background(), filepath.Join("guests", "rawout"), built); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(built)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(built); err != nil {
+		return err
+	}
+	limits := "memory = \"32MiB\"\ntimeout = \"20s\"\nmax_output = \"1MiB\"\nmax_line = \"256KiB\"\n"
+	for name, policy := range map[string]string{
+		"rawout": limits,
+		"costly": limits + "\n[env]\nMODE = \"costly\"\n",
+		"texts":  limits + "\n[env]\nMODE = \"texts\"\n",
+	} {
+		// A custom section of its own makes each copy a module of its
+		// own for the description cache (keyed by the module's digest).
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), withCustomSection(raw, name+".wasm"), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".policy.toml"), []byte(policy), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // withCustomSection returns wasm with a custom section named name (with
