@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // branching is the issue's schema: d<n> is an allOf of two $refs to
@@ -89,5 +91,34 @@ func TestValidationAbandonedAtDeadline(t *testing.T) {
 	}
 	if err := cheap.ValidateJSONContext(context.Background(), time.Nanosecond, []byte(`{"n":1}`), true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkBranchingSchema measures what the validator does with the
+// issue's schema, the load-time limit bypassed: each level doubles the
+// time of one validation (ARCHITECTURE.md, "Limits on what a guest
+// writes"): go test ./internal/schema -run x -bench Branching
+func BenchmarkBranchingSchema(b *testing.B) {
+	for _, d := range []int{10, 14, 16} {
+		b.Run(fmt.Sprintf("depth=%d", d), func(b *testing.B) {
+			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(branching(d)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := jsonschema.NewCompiler()
+			if err := c.AddResource("mem:///bench.json", doc); err != nil {
+				b.Fatal(err)
+			}
+			sch, err := c.Compile("mem:///bench.json")
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := &Schema{s: sch}
+			for b.Loop() {
+				if err := s.ValidateJSON([]byte(`{"a":1}`), true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
