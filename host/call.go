@@ -339,7 +339,7 @@ func (c *call) handleLine(line []byte) error {
 		c.cancel(errAnswered)
 		return nil
 	default:
-		return c.protocolError("wrote a message that is neither request, notification nor response")
+		return c.protocolError("wrote a message that is neither request, notification nor response: %q", shorten(string(line)))
 	}
 }
 
@@ -410,21 +410,42 @@ func shorten(s string) string {
 	return s
 }
 
-// requestLine is the call's request to the guest, one line.
+// requestLine is the call's request to the guest, one line: params (the
+// client's bytes, possibly indented) lose their line breaks.
 func requestLine(id []byte, method string, params []byte) []byte {
+	params = oneLine(params)
 	b := jsonrpc.AppendRequest(make([]byte, 0, 64+len(method)+len(params)), id, method, params)
 	return append(b, '\n')
 }
 
 // resultLine answers a guest's request with a result, one line.
 func resultLine(id, result []byte) []byte {
+	result = oneLine(result)
 	return append(jsonrpc.AppendResponse(make([]byte, 0, 41+len(id)+len(result)), id, result), '\n')
 }
 
 // errorLine answers a guest's request with an error, one line.
 func errorLine(id []byte, code int, msg string, data []byte) []byte {
+	data = oneLine(data)
 	b := jsonrpc.AppendError(make([]byte, 0, 81+len(id)+len(msg)+len(data)), id, code, msg, data)
 	return append(b, '\n')
 }
 
 var _ io.Reader = (*inbox)(nil)
+
+// oneLine returns JSON text b without its raw line breaks, so it fits on one
+// line to the guest. JSON forbids a raw CR or LF inside a string, so every
+// one is whitespace between tokens and dropping it keeps the value; b is
+// returned as is (no copy) when it has none, the common case.
+func oneLine(b []byte) []byte {
+	if bytes.IndexAny(b, "\r\n") < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c != '\n' && c != '\r' {
+			out = append(out, c)
+		}
+	}
+	return out
+}
