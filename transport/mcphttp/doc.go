@@ -27,7 +27,10 @@
 // (sampling, elicitation, roots) travel on the POST's SSE stream, or on the
 // session's GET stream when the POST's answer is plain JSON. SSE event ids
 // name the stream and a sequence number; a bounded replay buffer serves
-// Last-Event-ID. A client disconnect is not a cancellation in this era:
+// Last-Event-ID. A GET whose Last-Event-ID names a POST's stream resumes
+// that stream (its remaining events, up to the response, then the end); any
+// other GET is the session's standalone stream, which never carries a
+// response. A client disconnect is not a cancellation in this era:
 // notifications/cancelled, DELETE and idle expiry are — except for a batch,
 // whose remaining elements stop when its client goes away.
 //

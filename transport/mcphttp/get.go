@@ -26,7 +26,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.releaseStream()
 	g := newGetStream()
-	replay, ok := sess.attach(g, r.Header.Get(hdrLastEventID))
+	replay, done, ok := sess.attach(g, r.Header.Get(hdrLastEventID))
 	if !ok {
 		writeError(w, http.StatusNotFound, nil, protocol.CodeInvalidRequest, "Session not found")
 		return
@@ -36,12 +36,16 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	defer sess.detach(g)
 	hd := w.Header()
 	hd[hdrSessionID] = []string{sess.id}
+	if done {
+		g.kick() // the replay ends with the resumed stream's response
+	}
 	h.pump(w, r, g, replay, nil, true)
 }
 
 // pump writes a standalone stream until it is detached, the client goes
-// away or shutdown begins: the SSE headers, first (optional), the replayed
-// events, then live events and keep-alive comments.
+// away, shutdown begins or it has carried a resumed POST stream's response:
+// the SSE headers, first (optional), the replayed events, then live events
+// and keep-alive comments.
 func (h *Handler) pump(w http.ResponseWriter, r *http.Request, g *getStream, replay []event, first []byte, ids bool) {
 	hd := w.Header()
 	hd["Content-Type"] = ctSSE
@@ -71,7 +75,7 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, g *getStream, rep
 		return
 	}
 	for _, e := range replay {
-		if !send(e) {
+		if !send(e) || e.last {
 			return
 		}
 	}
@@ -83,7 +87,7 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, g *getStream, rep
 	for {
 		select {
 		case e := <-g.ch:
-			if !send(e) {
+			if !send(e) || e.last {
 				return
 			}
 		case <-t.C:

@@ -210,8 +210,12 @@ func TestLegacyReplay(t *testing.T) {
 }
 
 // TestLegacyDisconnectIsNotCancel: the POST's client goes away mid-call;
-// the call goes on, the client answers the elicitation, and the rest of the
-// exchange reaches the GET stream.
+// the call goes on, the client answers the elicitation and resumes the
+// POST's stream with Last-Event-ID: the rest of the exchange, response
+// included, arrives there exactly once and the resumed stream then ends.
+// The standalone GET stream never carries it (the spec: a response goes on
+// a GET stream only when resuming that request's stream, and a message on
+// one stream only).
 func TestLegacyDisconnectIsNotCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Options{})
@@ -221,9 +225,21 @@ func TestLegacyDisconnectIsNotCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	resp := e.open(ctx, http.MethodPost, legacyHdr(sid, sseAccept), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
 	sr := readSSE(resp.Body)
-	var askID string
+	var askID, lastID string
 	for askID == "" {
-		if m := sr.nextMsg(t); m["method"] == "elicitation/create" {
+		ev, ok := <-sr.events
+		if !ok {
+			t.Fatal("the POST stream ended")
+		}
+		if ev.id != "" {
+			lastID = ev.id
+		}
+		if len(ev.data) == 0 {
+			continue
+		}
+		m := map[string]any{}
+		_ = jsonUnmarshal(ev.data, &m)
+		if m["method"] == "elicitation/create" {
 			askID = m["id"].(string)
 		}
 	}
@@ -233,15 +249,49 @@ func TestLegacyDisconnectIsNotCancel(t *testing.T) {
 	if r := e.post(legacyHdr(sid, sseAccept), `{"jsonrpc":"2.0","id":"`+askID+`","result":{"action":"accept","content":{"name":"Bo"}}}`); r.status != 202 {
 		t.Fatalf("answer: %d", r.status)
 	}
-	for {
-		m := gs.nextMsg(t)
+	res := e.open(context.Background(), http.MethodGet, with(legacyHdr(sid, "text/event-stream"), "Last-Event-ID", lastID), "")
+	rs := readSSE(res.Body)
+	responses := 0
+	deadline := time.After(10 * time.Second)
+	for ended := false; !ended; {
+		var ev sseEvent
+		select {
+		case ev, ended = <-rs.events:
+			ended = !ended
+		case <-deadline:
+			t.Fatalf("the resumed stream did not end after the response (%d responses)", responses)
+		}
+		m := map[string]any{}
+		if len(ev.data) == 0 {
+			continue
+		}
+		_ = jsonUnmarshal(ev.data, &m)
 		if m["id"] != nil && m["result"] != nil {
 			if text(t, m) != "accept: hello Bo" {
 				t.Fatalf("%v", m)
 			}
-			return
+			responses++
 		}
 	}
+	if responses != 1 {
+		t.Fatalf("the resumed stream carried %d responses, want 1", responses)
+	}
+	// The standalone stream is still attached and carried none of it: its
+	// next message is the list change made now.
+	full := e.srv.Catalog()
+	empty, _ := protocol.NewCatalog(nil, quiet)
+	e.srv.SetCatalog(empty)
+	defer e.srv.SetCatalog(full)
+	if m := gs.nextMsg(t); m["method"] != "notifications/tools/list_changed" {
+		t.Fatalf("the standalone stream carried %v", m)
+	}
+	// Resuming again after the response replays the end and closes.
+	again := e.open(context.Background(), http.MethodGet, with(legacyHdr(sid, "text/event-stream"), "Last-Event-ID", lastID), "")
+	as := readSSE(again.Body)
+	if m := as.nextMsg(t); m["id"] == nil || m["result"] == nil {
+		t.Fatalf("replayed %v", m)
+	}
+	as.ended(t)
 }
 
 // TestLegacyCancellation: notifications/cancelled and DELETE end a call in

@@ -22,6 +22,7 @@ var errNoStream = errors.New("no stream to the client: the response is plain JSO
 type event struct {
 	stream, seq uint64
 	data        []byte
+	last        bool // the POST stream's response, its final event
 }
 
 // id is the event's SSE id, "<stream>-<seq>".
@@ -109,7 +110,8 @@ type session struct {
 	ring       ring
 	nextStream uint64
 	seq0       uint64
-	get        *getStream
+	get        *getStream            // the standalone stream
+	resumed    map[uint64]*getStream // GETs resuming a POST stream, by its number
 	everGet    bool
 	closed     bool
 	done       chan struct{} // closed by close
@@ -256,6 +258,10 @@ func (s *session) close() {
 		s.get.kick()
 		s.get = nil
 	}
+	for n, g := range s.resumed {
+		g.kick()
+		delete(s.resumed, n)
+	}
 	s.mu.Unlock()
 	if s.remove != nil {
 		s.remove()
@@ -320,17 +326,23 @@ func (s *session) sendStandalone(msg []byte) error {
 	return nil
 }
 
-// pushLocked hands an event to the attached GET stream, detaching a stream
-// that cannot keep up.
+// pushLocked hands an event of the standalone stream to the attached GET
+// stream, detaching a stream that cannot keep up.
 func (s *session) pushLocked(e event) {
-	if s.get == nil {
-		return
-	}
-	select {
-	case s.get.ch <- e:
-	default:
-		s.get.kick()
+	if s.get != nil && !offer(s.get, e) {
 		s.get = nil
+	}
+}
+
+// offer hands e to g; a stream that cannot keep up is kicked (its client
+// resumes with Last-Event-ID) and offer reports false.
+func offer(g *getStream, e event) bool {
+	select {
+	case g.ch <- e:
+		return true
+	default:
+		g.kick()
+		return false
 	}
 }
 
@@ -342,42 +354,69 @@ func (s *session) newStream() uint64 {
 	return s.nextStream
 }
 
-// record keeps a POST stream's event for replay; when the POST's client is
-// gone the event is also handed to the GET stream, so that a client that
-// resumed with Last-Event-ID still gets the rest of the exchange.
+// record keeps a POST stream's event for replay. When the POST's client is
+// gone, the event goes to a GET that resumes that POST stream (and nowhere
+// else: a message travels on one stream only, and a response goes on a GET
+// stream only when it resumes the request's stream); with no such GET it
+// waits in the replay buffer for one.
 func (s *session) record(e event, orphan bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ring.add(e)
-	if orphan && !s.closed {
-		s.pushLocked(e)
+	if !orphan || s.closed {
+		return
+	}
+	if g := s.resumed[e.stream]; g != nil && !offer(g, e) {
+		delete(s.resumed, e.stream)
 	}
 }
 
-// attach makes g the session's standalone stream (replacing any other) and
-// returns the events to replay first for Last-Event-ID (none when "").
-func (s *session) attach(g *getStream, lastEventID string) ([]event, bool) {
+// attach attaches the GET stream g and returns the events to replay first.
+// A Last-Event-ID of a POST's stream makes g the resumption of that stream:
+// it carries the stream's events after that id, ending with the response
+// (done reports the response is among the replayed events, so g is not
+// attached at all). Otherwise g becomes the session's standalone stream,
+// replacing any other, and replays the standalone events after the id.
+func (s *session) attach(g *getStream, lastEventID string) (replay []event, done, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, false
+		return nil, false, false
 	}
-	var replay []event
-	if st, sq, ok := parseEventID(lastEventID); ok {
+	st, sq, parsed := parseEventID(lastEventID)
+	if parsed {
 		replay = s.ring.after(st, sq)
+	}
+	if parsed && st != 0 {
+		if n := len(replay); n > 0 && replay[n-1].last {
+			return replay, true, true
+		}
+		if old := s.resumed[st]; old != nil {
+			old.kick()
+		}
+		if s.resumed == nil {
+			s.resumed = make(map[uint64]*getStream)
+		}
+		s.resumed[st] = g
+		return replay, false, true
 	}
 	if s.get != nil {
 		s.get.kick()
 	}
 	s.get, s.everGet = g, true
-	return replay, true
+	return replay, false, true
 }
 
-// detach drops g if it is still the standalone stream.
+// detach drops g wherever it is still attached.
 func (s *session) detach(g *getStream) {
 	s.mu.Lock()
 	if s.get == g {
 		s.get = nil
+	}
+	for n, r := range s.resumed {
+		if r == g {
+			delete(s.resumed, n)
+		}
 	}
 	s.mu.Unlock()
 	g.kick()

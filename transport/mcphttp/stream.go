@@ -126,7 +126,7 @@ func (s *respStream) Send(_ context.Context, msg []byte) error {
 	if !s.started {
 		s.startLocked()
 	}
-	return s.eventLocked(msg)
+	return s.eventLocked(msg, false)
 }
 
 // startLocked writes the headers of the SSE response.
@@ -153,10 +153,10 @@ func (s *respStream) startLocked() {
 	s.ka = time.AfterFunc(s.h.opts.KeepAlive, s.keepAlive)
 }
 
-// eventLocked sends one message as an SSE event. A legacy event is recorded
-// for replay and, when the client is gone, handed to the session's GET
-// stream instead.
-func (s *respStream) eventLocked(msg []byte) error {
+// eventLocked sends one message as an SSE event; last marks the response.
+// A legacy event is recorded for replay and, when the client is gone,
+// handed to a GET that resumes this stream instead.
+func (s *respStream) eventLocked(msg []byte, last bool) error {
 	if s.sess == nil {
 		if s.broken {
 			return errStreamGone
@@ -164,7 +164,7 @@ func (s *respStream) eventLocked(msg []byte) error {
 		return s.writeLocked("", msg)
 	}
 	s.seq++
-	e := event{stream: s.stream, seq: s.seq, data: msg}
+	e := event{stream: s.stream, seq: s.seq, data: msg, last: last}
 	orphan := s.broken || s.reqCtx.Err() != nil
 	if !orphan {
 		if s.writeLocked(e.id(), msg) != nil {
@@ -226,7 +226,7 @@ func (s *respStream) finish(resp protocol.Response, status int) {
 	}
 	if s.started {
 		if resp.Body != nil {
-			_ = s.eventLocked(resp.Body)
+			_ = s.eventLocked(resp.Body, true)
 		}
 		return
 	}
@@ -241,7 +241,7 @@ func (s *respStream) finish(resp protocol.Response, status int) {
 		// The client takes only SSE: one event carries the response.
 		s.startLocked()
 		s.ka.Stop()
-		_ = s.eventLocked(resp.Body)
+		_ = s.eventLocked(resp.Body, true)
 		return
 	}
 	if s.sid != "" {
