@@ -192,5 +192,5 @@ Flags:
 		return serveHTTP(ctx, srv, *httpAddr, &hf, &af, *maxBatch, log)
 	}
 	log.Info("serving MCP on stdio", "tools", *tools)
-	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, Logger: log, Principal: auth.LocalUser().Name})
+	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name})
 }

@@ -27,7 +27,9 @@ type Options struct {
 	// its workers; past it a request for that module is refused at once
 	// with -32603, and only that module's. 0 means 64.
 	Queue int
-	// MaxMessage caps one incoming line; 0 means 16 MiB.
+	// MaxMessage caps one incoming line; 0 means DefaultMaxMessage. A
+	// longer line is answered -32600 with its id when the id can be read
+	// from the line's start or end.
 	MaxMessage int
 	// MaxBatch caps the elements of one JSON-RPC batch; larger batches
 	// are refused with -32600. 0 means 100.
@@ -38,6 +40,10 @@ type Options struct {
 	// session and its tasks. "" means none.
 	Principal string
 }
+
+// DefaultMaxMessage is the default cap on one incoming line: the same as
+// the HTTP transport's default body cap.
+const DefaultMaxMessage = 4 << 20
 
 // Serve reads messages from in and writes answers to out until in ends or
 // ctx is done. Requests still running when in ends are finished first;
@@ -50,7 +56,7 @@ func Serve(ctx context.Context, srv *protocol.Server, in io.Reader, out io.Write
 		opts.Queue = 64
 	}
 	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = 16 << 20
+		opts.MaxMessage = DefaultMaxMessage
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 100
@@ -136,9 +142,17 @@ func (c *conn) read(ctx context.Context, in io.Reader, max int) error {
 		defer close(lines)
 		for {
 			line, err := readLine(r, max)
-			if errors.Is(err, errTooLong) {
-				c.write(protocol.ErrorResponse(nil, &protocol.Error{Code: protocol.CodeInvalidRequest,
-					Message: fmt.Sprintf("Invalid request: message longer than %d bytes", max)}))
+			var long *tooLong
+			if errors.As(err, &long) {
+				c.log.Warn("message refused: longer than the cap", "max_message", max)
+				c.write(protocol.ErrorResponse(long.id(), &protocol.Error{Code: protocol.CodeInvalidRequest,
+					Message: fmt.Sprintf("Invalid request: message longer than %d bytes (--max-body)", max)}))
+				if long.err != nil {
+					if !errors.Is(long.err, io.EOF) {
+						errc <- long.err
+					}
+					return
+				}
 				continue
 			}
 			if len(line) > 0 {
@@ -174,22 +188,49 @@ func (c *conn) read(ctx context.Context, in io.Reader, max int) error {
 	}
 }
 
-var errTooLong = errors.New("line too long")
+// tooLong is a line over the cap, discarded but for its first and last
+// bytes, which may hold its id; err is the read error that ended it.
+type tooLong struct {
+	head, tail []byte
+	err        error
+}
+
+func (e *tooLong) Error() string { return "line too long" }
+
+// keepEnds is how much of each end of an oversized line is kept to find
+// its id.
+const keepEnds = 4 << 10
+
+// id is the oversized message's id when it can be read: an "id" member of
+// the top-level object in the kept head, or the last member of the line
+// (`"id":7}` at its very end); nil otherwise.
+func (e *tooLong) id() []byte {
+	if id := headID(e.head); id != nil {
+		return id
+	}
+	return tailID(bytes.TrimSpace(e.tail))
+}
 
 // readLine reads one line (without its newline) of at most max bytes. An
-// oversized line is discarded up to its newline.
+// oversized line is discarded up to its newline; the error is a *tooLong.
 func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := r.ReadSlice('\n')
 		if len(line)+len(frag) > max+1 {
+			long := &tooLong{head: append(line, frag...)}
+			if len(long.head) > keepEnds {
+				long.head = long.head[:keepEnds:keepEnds]
+			}
+			long.tail = keepTail(long.tail, frag)
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
+				frag, err = r.ReadSlice('\n')
+				long.tail = keepTail(long.tail, frag)
 			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
+			if err != nil {
+				long.err = err
 			}
-			return nil, errTooLong
+			return nil, long
 		}
 		line = append(line, frag...)
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -329,4 +370,128 @@ func (w *writer) Send(_ context.Context, msg []byte) error {
 		return err
 	}
 	return w.w.Flush()
+}
+
+// keepTail appends frag to the kept tail, keeping its last keepEnds bytes.
+func keepTail(tail, frag []byte) []byte {
+	if len(frag) >= keepEnds {
+		return append(tail[:0], frag[len(frag)-keepEnds:]...)
+	}
+	tail = append(tail, frag...)
+	if len(tail) > keepEnds {
+		tail = append(tail[:0], tail[len(tail)-keepEnds:]...)
+	}
+	return tail
+}
+
+// headID finds the "id" member of the top-level object at the start of a
+// truncated JSON text: it walks the members at depth one, skipping nested
+// values and strings, until the id or the end of what was kept.
+func headID(b []byte) []byte {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	depth := 0
+	key := true // at depth 1, the next string is a member name
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '{', '[':
+			depth++
+			key = depth == 1 && c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			key = depth == 1
+		case ':':
+			key = false
+		case '"':
+			end := stringEnd(b, i)
+			if end < 0 {
+				return nil
+			}
+			if depth == 1 && key && string(b[i:end]) == `"id"` {
+				j := skipWS(b, end)
+				if j < len(b) && b[j] == ':' {
+					return scalarID(b[skipWS(b, j+1):])
+				}
+				return nil
+			}
+			i = end - 1
+		}
+	}
+	return nil
+}
+
+// tailID reads `"id": <scalar> }` at the very end of a line.
+func tailID(b []byte) []byte {
+	if len(b) == 0 || b[len(b)-1] != '}' {
+		return nil
+	}
+	b = bytes.TrimSpace(b[:len(b)-1])
+	colon := bytes.LastIndexByte(b, ':')
+	if colon < 0 {
+		return nil
+	}
+	id := scalarID(bytes.TrimSpace(b[colon+1:]))
+	if id == nil || len(id) != len(bytes.TrimSpace(b[colon+1:])) {
+		return nil
+	}
+	name := bytes.TrimSpace(b[:colon])
+	if !bytes.HasSuffix(name, []byte(`"id"`)) {
+		return nil
+	}
+	before := bytes.TrimSpace(name[:len(name)-4])
+	if len(before) == 0 || before[len(before)-1] != ',' {
+		return nil
+	}
+	return id
+}
+
+// scalarID returns the JSON string or integer at the start of b (a valid
+// JSON-RPC id), or nil.
+func scalarID(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if b[0] == '"' {
+		end := stringEnd(b, 0)
+		if end < 0 {
+			return nil
+		}
+		return b[:end:end]
+	}
+	j := 0
+	if b[0] == '-' {
+		j++
+	}
+	start := j
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == start || j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return nil // not an integer
+	}
+	return b[:j:j]
+}
+
+// stringEnd returns the index after the JSON string starting at b[i]
+// (a quote), or -1 when it does not end within b.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }

@@ -107,8 +107,18 @@ func TestOverloadAndOversizeAreRefused(t *testing.T) {
 	}
 	s.send(`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"pad":"` + strings.Repeat("x", 400) + `"}}`)
 	m = s.next()
-	if m["id"] != nil || m["error"].(map[string]any)["code"] != float64(-32600) {
+	if m["id"] != float64(4) || m["error"].(map[string]any)["code"] != float64(-32600) {
 		t.Fatalf("oversized line: %v", m)
+	}
+	// The id is read from the end too (a client that writes it last), and
+	// is null only when neither end holds it.
+	s.send(`{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", 9000) + `"},"id":"late"}`)
+	if m = s.next(); m["id"] != "late" || m["error"].(map[string]any)["code"] != float64(-32600) {
+		t.Fatalf("oversized line, id last: %v", m)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"ping","params":{"id":5,"pad":"` + strings.Repeat("x", 9000) + `","id":6}}`)
+	if m = s.next(); m["id"] != nil {
+		t.Fatalf("oversized line, id nested: %v", m)
 	}
 	close(mod.release)
 	for i := 0; i < 2; i++ {
@@ -144,4 +154,21 @@ func TestBatchesOnlyOnOldRevisions(t *testing.T) {
 	}
 	s.in.Close()
 	<-s.done
+}
+
+func TestOversizedLineID(t *testing.T) {
+	for _, c := range []struct{ head, tail, want string }{
+		{`{"jsonrpc":"2.0","id":12,"method":"x","params":{"a":"`, `"}}`, `12`},
+		{` { "id" : "a\"b" , "method"`, ``, `"a\"b"`},
+		{`{"jsonrpc":"2.0","params":{"id":1,"x":[{"id":2}],"s":"\"id\":3`, `"},"id":-7}`, `-7`},
+		{`{"params":{"id":1,"pad":"`, `","id":2}}`, ``},
+		{`{"method":"x","params":{"pad":"`, `"}}`, ``},
+		{`{"id":1.5,"pad":"`, `"}`, ``},
+		{`[{"id":1}`, ``, ``},
+	} {
+		e := &tooLong{head: []byte(c.head), tail: []byte(c.tail)}
+		if got := string(e.id()); got != c.want {
+			t.Errorf("id of %q…%q = %q, want %q", c.head, c.tail, got, c.want)
+		}
+	}
 }
