@@ -22,11 +22,11 @@ func (c *descCache) put(hash string, raw []byte) {
 	if c == nil {
 		return
 	}
-	if os.MkdirAll(c.dir, 0o755) != nil {
+	if os.MkdirAll(c.dir, 0o700) != nil {
 		return
 	}
 	tmp := filepath.Join(c.dir, hash+".tmp")
-	if os.WriteFile(tmp, raw, 0o644) == nil {
+	if os.WriteFile(tmp, raw, 0o600) == nil {
 		_ = os.Rename(tmp, filepath.Join(c.dir, hash+".json"))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/privdir"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
@@ -21,8 +22,16 @@ import (
 type Config struct {
 	// CacheDir holds wazero's compilation cache and cached module
 	// descriptions, so a restart does not recompile. Empty means
-	// DefaultCacheDir(); "-" turns the on-disk cache off.
+	// DefaultCacheDir(); "-" turns the on-disk cache off. The directory
+	// must be this user's and not writable by group or others (else an
+	// explicit one is an error and the default one is replaced by an
+	// in-memory cache, with a warning); files in it that are not private
+	// to this user are removed before use.
 	CacheDir string
+	// CacheMaxBytes bounds the on-disk cache: when it holds more at start,
+	// its oldest files are removed. 0 means DefaultCacheMaxBytes; a
+	// negative value leaves it unbounded.
+	CacheMaxBytes int64
 	// Limits are the server-wide defaults; a module's policy may override
 	// them field by field.
 	Limits Limits
@@ -50,11 +59,17 @@ type Config struct {
 	Egress egress.Options
 }
 
-// DefaultCacheDir is the compilation cache under the user's cache directory.
+// DefaultCacheMaxBytes is the default bound of the on-disk cache (a Go
+// guest compiles to about 32 MB of native code).
+const DefaultCacheMaxBytes = 1 << 30
+
+// DefaultCacheDir is the compilation cache under the user's cache
+// directory; a user without one (no HOME) gets a directory of their own
+// under the temporary directory, never a path shared by every user.
 func DefaultCacheDir() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		dir = os.TempDir()
+		return privdir.Fallback("wasmcp")
 	}
 	return filepath.Join(dir, "wasmcp")
 }
@@ -88,6 +103,14 @@ func NewEngine(cfg Config) (*Engine, error) {
 		if dir == "" {
 			dir = DefaultCacheDir()
 		}
+		if err := e.prepareCache(dir); err != nil {
+			if cfg.CacheDir != "" {
+				return nil, fmt.Errorf("host: compilation cache: %w", err)
+			}
+			e.log.Warn("compilation cache kept in memory: its directory is refused", "err", err)
+			e.cache = wazero.NewCompilationCache()
+			return e, nil
+		}
 		c, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "wazero"))
 		if err != nil {
 			return nil, fmt.Errorf("host: compilation cache in %s: %w", dir, err)
@@ -96,6 +119,26 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.descs = &descCache{dir: filepath.Join(dir, "describe")}
 	}
 	return e, nil
+}
+
+// prepareCache makes sure the cache directory is private to this user,
+// removes what in it is not, and prunes it to its bound.
+func (e *Engine) prepareCache(dir string) error {
+	if err := privdir.Ensure(dir); err != nil {
+		return err
+	}
+	max := e.cfg.CacheMaxBytes
+	if max == 0 {
+		max = DefaultCacheMaxBytes
+	}
+	freed, removed, err := privdir.Prune(dir, max)
+	if err != nil {
+		return fmt.Errorf("pruning %s: %w", dir, err)
+	}
+	if removed > 0 {
+		e.log.Info("compilation cache pruned", "dir", dir, "files_removed", removed, "bytes_freed", freed, "max_bytes", max)
+	}
+	return nil
 }
 
 // Limits returns the engine's default limits.

@@ -21,6 +21,7 @@ import (
 // engineFlags are the flags every command that loads modules shares.
 type engineFlags struct {
 	cacheDir   string
+	cacheMax   byteSize
 	memory     uint64
 	timeout    time.Duration
 	output     int64
@@ -31,7 +32,9 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "compilation cache directory (default "+host.DefaultCacheDir()+`; "-" for none)`)
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "compilation cache directory, private to this user (default "+host.DefaultCacheDir()+`; "-" for none)`)
+	f.cacheMax = host.DefaultCacheMaxBytes
+	fs.Var(&f.cacheMax, "cache-max", "bound of the compilation cache on disk; past it the oldest entries are removed at start")
 	fs.Uint64Var(&f.memory, "memory", host.DefaultLimits().MemoryBytes>>20, "default linear memory cap per instance, MiB")
 	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits().Timeout, "default wall-clock deadline per call")
 	fs.Int64Var(&f.output, "max-output", host.DefaultLimits().OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
@@ -48,6 +51,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 	}
 	return host.NewEngine(host.Config{
 		CacheDir:        f.cacheDir,
+		CacheMaxBytes:   int64(f.cacheMax),
 		Limits:          host.Limits{MemoryBytes: f.memory << 20, Timeout: f.timeout, OutputBytes: f.output << 20},
 		Logger:          log,
 		InstrumentLoops: f.instrument,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/privdir"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/tasks"
 )
@@ -52,7 +53,7 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 
 // defaultDataDir is the per-user data directory: $XDG_DATA_HOME/wasmcp,
 // else ~/.local/share/wasmcp (the user config directory where that does
-// not exist).
+// not exist, else a directory of this user's under the temporary one).
 func defaultDataDir() string {
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "wasmcp")
@@ -63,7 +64,7 @@ func defaultDataDir() string {
 	if d, err := os.UserConfigDir(); err == nil {
 		return filepath.Join(d, "wasmcp")
 	}
-	return filepath.Join(os.TempDir(), "wasmcp")
+	return privdir.Fallback("wasmcp-data")
 }
 
 // storePath is the task store file of a tools directory in dir.
@@ -131,7 +132,13 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 			dir = defaultDataDir()
 		}
 		path := storePath(dir, toolsDir)
-		b, err := tasks.OpenBolt(path)
+		var b *tasks.Bolt
+		// The store's directory must be this user's alone: another user
+		// able to write there could plant task records.
+		err := privdir.Ensure(dir)
+		if err == nil {
+			b, err = tasks.OpenBolt(path)
+		}
 		switch {
 		case err == nil:
 			store = b
