@@ -120,6 +120,10 @@ func (p *peer) Request(ctx context.Context, method string, params []byte) ([]byt
 	if r.era == Modern {
 		return p.modernRequest(ctx, method, params)
 	}
+	if r.hint.Simple {
+		return nil, &abi.Error{Code: CodeMethodNotFound,
+			Message: method + " is not available in simple mode: the server keeps no stream to the client"}
+	}
 	if e := r.requiredCapability(method, params); e != nil {
 		return nil, e
 	}

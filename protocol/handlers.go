@@ -50,8 +50,15 @@ func (r *request) capabilities() map[string]any {
 		"resources": map[string]any{"listChanged": true, "subscribe": true},
 		"prompts":   map[string]any{"listChanged": true},
 	}
-	if r.era == Legacy {
+	if r.hint.Simple {
+		// Nothing but responses reach the client: no list changes,
+		// subscriptions or log messages.
+		caps["tools"], caps["resources"], caps["prompts"] = map[string]any{}, map[string]any{}, map[string]any{}
+	}
+	if r.era == Legacy && !r.hint.Simple {
 		caps["logging"] = map[string]any{}
+	}
+	if r.era == Legacy {
 		if atLeast(r.version, V20251125) {
 			caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
 				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}

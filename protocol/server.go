@@ -162,6 +162,12 @@ type Hint struct {
 	CheckHeaders func(info RequestInfo) *Error
 	// Principal is the authenticated caller, "" when none.
 	Principal string
+	// Simple says the transport answers each request with one body and
+	// keeps neither session nor stream (mcphttp's simple mode): nothing
+	// reaches the client but the response, so the server advertises no
+	// list changes, subscriptions or logging, and refuses what would
+	// need a stream with "not available in simple mode".
+	Simple bool
 }
 
 // RequestInfo is what a transport may compare its headers against.
@@ -247,6 +253,12 @@ var (
 		"tasks/list": true, "tasks/result": true,
 	}
 	modernOnly = map[string]bool{"subscriptions/listen": true, "tasks/update": true}
+	// needsStream are the methods that only mean something with a session
+	// or a stream to the client (refused in simple mode).
+	needsStream = map[string]bool{
+		"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
+		"subscriptions/listen": true,
+	}
 )
 
 // Handle serves one decoded message. sess is the legacy session the message
@@ -285,6 +297,9 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 	}
 	if (r.era == Modern && legacyOnly[msg.Method]) || (r.era == Legacy && modernOnly[msg.Method]) {
 		return r.fail(errorf(CodeMethodNotFound, "Method not found: "+msg.Method))
+	}
+	if hint.Simple && needsStream[msg.Method] {
+		return r.fail(errorf(CodeMethodNotFound, msg.Method+" is not available in simple mode: the server keeps no session or stream to the client"))
 	}
 	h, ok := handlers[msg.Method]
 	if !ok {

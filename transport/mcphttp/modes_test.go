@@ -87,6 +87,19 @@ func TestSimpleMode(t *testing.T) {
 	if r.status != 200 || r.header.Get("Mcp-Session-Id") != "" || r.errorCode(t) != 0 {
 		t.Fatalf("initialize: %d %v %s", r.status, r.header, r.body)
 	}
+	// Only what the mode can deliver is advertised.
+	caps := r.msg(t)["result"].(map[string]any)["capabilities"].(map[string]any)
+	if _, ok := caps["logging"]; ok {
+		t.Fatalf("simple mode advertises logging: %s", r.body)
+	}
+	for _, k := range []string{"tools", "resources", "prompts"} {
+		if c, _ := caps[k].(map[string]any); c == nil || len(c) != 0 {
+			t.Fatalf("simple mode advertises %s %v: %s", k, c, r.body)
+		}
+	}
+	if r := e.post(map[string]string{"MCP-Protocol-Version": "2025-06-18"}, `{"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":"x://y"}}`); !strings.Contains(string(r.body), "not available in simple mode") {
+		t.Fatalf("subscribe: %s", r.body)
+	}
 	r = e.post(map[string]string{"Accept": sseAccept, "MCP-Protocol-Version": "2025-06-18"},
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"progressToken":1}}}`)
 	if r.header.Get("Content-Type") != "application/json" || text(t, r.msg(t)) != "stepped" {
@@ -94,7 +107,8 @@ func TestSimpleMode(t *testing.T) {
 	}
 	// No requests to the client in this mode.
 	r = e.post(map[string]string{"Accept": sseAccept}, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
-	if res, _ := r.msg(t)["result"].(map[string]any); r.status != 200 || (res != nil && res["isError"] != true) {
+	if res, _ := r.msg(t)["result"].(map[string]any); r.status != 200 || (res != nil && res["isError"] != true) ||
+		!strings.Contains(string(r.body), "not available in simple mode") {
 		t.Fatalf("ask: %s", r.body)
 	}
 	r = e.post(modern("tools/call", "steps"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps",`+meta(`"progressToken":1`)+`}}`)

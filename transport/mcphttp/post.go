@@ -248,6 +248,7 @@ func (h *Handler) simple(w http.ResponseWriter, r *http.Request, msg *protocol.M
 	} else {
 		hint = protocol.Hint{Version: hv, Principal: h.principal(r)}
 	}
+	hint.Simple = true
 	resp := h.srv.Handle(r.Context(), nil, msg, nil, hint)
 	status := http.StatusOK
 	if resp.Era == protocol.Modern {
@@ -373,7 +374,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
 		ctx, cancel = sessionContext(ctx, sess)
 		defer cancel()
 	}
-	hint := protocol.Hint{Version: hv, Principal: h.principal(r)}
+	hint := protocol.Hint{Version: hv, Principal: h.principal(r), Simple: h.opts.Mode == Simple}
 	out := h.srv.HandleBatch(ctx, ps, elems, stream, hint)
 	if out == nil && h.shuttingDown() && hasRequest(elems) {
 		stopped(w, r, nil)
