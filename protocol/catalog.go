@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/bytedance/sonic"
@@ -39,6 +40,9 @@ type Catalog struct {
 	complete map[string]Module
 	skills   *skillSet // skills.go
 	pages    sync.Map  // pageKey → []byte
+	// instructions are the modules' instructions, each under a heading
+	// naming its module, in module order.
+	instructions string
 }
 
 type toolEntry struct {
@@ -114,8 +118,15 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 		log.Warn("declaration refused", "kind", kind, "name", shortText(name), "module", mod, "why", problem)
 		return true
 	}
+	var instr strings.Builder
 	for _, m := range sorted {
 		d := m.Description()
+		if text := strings.TrimSpace(d.Instructions); text != "" {
+			if instr.Len() > 0 {
+				instr.WriteString("\n\n")
+			}
+			instr.WriteString("## " + m.Name() + "\n\n" + text)
+		}
 		for i := range d.Tools {
 			t := &d.Tools[i]
 			if refuse("tool", t.Name, m.Name(), toolTextProblem(t)) || !claim("tool", t.Name, m.Name()) {
@@ -171,6 +182,7 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 	sort.Slice(c.resources, func(i, j int) bool { return c.resources[i].res.URI < c.resources[j].res.URI })
 	sort.Slice(c.templates, func(i, j int) bool { return c.templates[i].tmpl.URITemplate < c.templates[j].tmpl.URITemplate })
 	sort.Slice(c.prompts, func(i, j int) bool { return c.prompts[i].prompt.Name < c.prompts[j].prompt.Name })
+	c.instructions = instr.String()
 	return c, conflicts
 }
 
@@ -292,4 +304,18 @@ func (s *Server) ModuleOf(msg *Message) string {
 		return ""
 	}
 	return mod.Name()
+}
+
+// Instructions combines the operator's instructions (first, as given) with
+// the modules' own (each under a "## <module>" heading, in module order),
+// separated by blank lines; "" when there are none.
+func (c *Catalog) Instructions(operator string) string {
+	operator = strings.TrimSpace(operator)
+	switch {
+	case c.instructions == "":
+		return operator
+	case operator == "":
+		return c.instructions
+	}
+	return operator + "\n\n" + c.instructions
 }

@@ -109,8 +109,8 @@ func (r *request) initialize() Response {
 		"capabilities":    r.capabilities(),
 		"serverInfo":      sonicRaw(r.srv.serverInfo),
 	}
-	if r.srv.opts.Instructions != "" {
-		res["instructions"] = r.srv.opts.Instructions
+	if in := r.cat.Instructions(r.srv.opts.Instructions); in != "" {
+		res["instructions"] = in
 	}
 	b, _ := sonic.Marshal(res)
 	return r.ok(b, false)
@@ -130,8 +130,8 @@ func (r *request) discover() Response {
 		"cacheScope":        "public",
 		"_meta":             map[string]any{MetaServerInfo: sonicRaw(r.srv.serverInfo)},
 	}
-	if r.srv.opts.Instructions != "" {
-		res["instructions"] = r.srv.opts.Instructions
+	if in := r.cat.Instructions(r.srv.opts.Instructions); in != "" {
+		res["instructions"] = in
 	}
 	b, _ := sonic.Marshal(res)
 	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}
