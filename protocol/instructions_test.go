@@ -45,3 +45,22 @@ func TestModuleInstructionsReachInitialize(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceErrorKeepsGuestData: a guest's not-found error keeps its data
+// and gains the uri SEP-2164 asks for.
+func TestResourceErrorKeepsGuestData(t *testing.T) {
+	def := []byte(`{"uri":"u"}`)
+	for in, want := range map[string]string{
+		``:                      `{"uri":"u"}`,
+		`"text"`:                `{"uri":"u"}`,
+		`{"reason":"gone"}`:     `{"reason":"gone","uri":"u"}`,
+		`{"uri":"other","n":1}`: `{"n":1,"uri":"other"}`,
+	} {
+		var got, exp map[string]any
+		_ = json.Unmarshal(withURI([]byte(in), "u", def), &got)
+		_ = json.Unmarshal([]byte(want), &exp)
+		if len(got) != len(exp) || got["uri"] != exp["uri"] || got["reason"] != exp["reason"] {
+			t.Errorf("withURI(%s) = %v, want %s", in, got, want)
+		}
+	}
+}

@@ -44,7 +44,15 @@ func (r *request) readResource() Response {
 	}
 	if reply.Error != nil {
 		if reply.Error.Code == CodeInvalidParams || reply.Error.Code == CodeResourceNotFound {
-			return r.fail(r.notFound(uri))
+			// The guest's words are kept; the code and data.uri are
+			// those of the revision's resource-not-found (SEP-2164 in
+			// 2026-07-28: -32602 with data.uri).
+			e := r.notFound(uri)
+			if reply.Error.Message != "" {
+				e.Message = reply.Error.Message
+			}
+			e.Data = withURI(reply.Error.Data, uri, e.Data)
+			return r.fail(e)
 		}
 		return r.fail(reply.Error)
 	}
@@ -59,4 +67,21 @@ func (r *request) notFound(uri string) *Error {
 		code = CodeResourceNotFound
 	}
 	return &Error{Code: code, Message: "Resource not found", Data: data}
+}
+
+// withURI is the guest's error data with a "uri" member: the guest's object
+// with uri added when it lacks one, else def ({"uri": uri}).
+func withURI(data []byte, uri string, def []byte) []byte {
+	var m map[string]any
+	if len(data) == 0 || sonic.Unmarshal(data, &m) != nil || m == nil {
+		return def
+	}
+	if _, ok := m["uri"]; !ok {
+		m["uri"] = uri
+	}
+	b, err := sonic.Marshal(m)
+	if err != nil {
+		return def
+	}
+	return b
 }

@@ -287,7 +287,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"fake://r"}}`, `"text":"hi"`},
 		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"fake://t/7"}}`, `"uri":"fake://t/7"`},
-		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"fake://t/404"}}`, `"code":-32002,"message":"Resource not found","data":{"uri":"fake://t/404"}`},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"fake://t/404"}}`, `"code":-32002,"message":"nope","data":{"uri":"fake://t/404"}`},
 		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"other://x"}}`, `"code":-32002`},
 		{`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}`, `"messages":[]`},
 		{`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"q"}}`, `"code":-32602`},
@@ -317,7 +317,7 @@ func TestModernEra(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`, `"supportedVersions":["2026-07-28","2025-11-25"`},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`, `"resultType":"complete","ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"test","version":"1.0"}}`},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"echo","arguments":{"text":"x"}}}`, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo"`},
-		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{` + modernMeta + `,"uri":"fake://t/404"}}`, `"code":-32602,"message":"Resource not found","data":{"uri":"fake://t/404"}`},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{` + modernMeta + `,"uri":"fake://t/404"}}`, `"code":-32602,"message":"nope","data":{"uri":"fake://t/404"}`},
 	} {
 		// The HTTP transport passes the MCP-Protocol-Version header as
 		// the hint; a request without _meta is then modern too.
