@@ -324,6 +324,9 @@ func TestLoadRefusals(t *testing.T) {
 		{"abi-v2", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":2}`)), "speaks wasmcp ABI v2; this host speaks v1"},
 		{"bad-tool-name", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"no spaces","inputSchema":{"type":"object"}}]}`)), "tool name"},
 		{"bad-schema", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","inputSchema":{"type":"string"}}]}`)), `"type": "object"`},
+		{"output-array", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","outputSchema":{"type":"array"}}]}`)), `tool "t" outputSchema: output schema must have "type": "object" at its root (MCP requires it), not array`},
+		{"output-untyped", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","outputSchema":{"properties":{}}}]}`)), `it has no "type"`},
+		{"output-bool", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","outputSchema":true}]}`)), `outputSchema: output schema must`},
 		{"dup-tool", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t"},{"name":"t"}]}`)), "declared twice"},
 	}
 	for _, c := range cases {

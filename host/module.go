@@ -232,7 +232,7 @@ func (m *Module) validate(d *abi.Description) error {
 		}
 		ts.Input = in
 		if len(t.OutputSchema) > 0 {
-			out, err := schema.Compile(t.OutputSchema, false)
+			out, err := schema.CompileOutput(t.OutputSchema)
 			if err != nil {
 				return fmt.Errorf("tool %q outputSchema: %w", t.Name, err)
 			}

@@ -196,6 +196,24 @@ func expansion(s *jsonschema.Schema, memo map[*jsonschema.Schema]int, onPath map
 	return n
 }
 
+// CompileOutput compiles a tool's outputSchema, which MCP requires to
+// describe an object: its root must say "type": "object".
+func CompileOutput(raw []byte) (*Schema, error) {
+	var root struct {
+		Type any `json:"type"`
+	}
+	if err := sonic.Unmarshal(raw, &root); err != nil {
+		return nil, errors.New(`output schema must be a JSON object with "type": "object" at its root (MCP requires it)`)
+	}
+	if root.Type != "object" {
+		if root.Type == nil {
+			return nil, errors.New(`output schema must have "type": "object" at its root (MCP requires it); it has no "type"`)
+		}
+		return nil, fmt.Errorf(`output schema must have "type": "object" at its root (MCP requires it), not %v`, root.Type)
+	}
+	return Compile(raw, true)
+}
+
 var printer = message.NewPrinter(language.English)
 
 var decoder = sonic.Config{UseNumber: true}.Froze()
