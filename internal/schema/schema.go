@@ -84,6 +84,7 @@ func Compile(raw []byte, objectRoot bool) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
+	c.UseRegexpEngine(compileECMA)
 	url := fmt.Sprintf("mem:///schema/%d.json", seq.Add(1))
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
