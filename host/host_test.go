@@ -294,7 +294,8 @@ func uleb(v uint64) []byte {
 func TestCustomSectionDescription(t *testing.T) {
 	e := newEngine(t, Limits{})
 	desc := `{"abiVersion":1,"name":"from-section","tools":[{"name":"count","description":"c","inputSchema":{"type":"object"}}]}`
-	m, err := e.Load(context.Background(), "sectioned", appendCustomSection(probeWasm, abi.CustomSection, []byte(desc)), Policy{})
+	// A C string array ends with a NUL (and a file may end with a newline).
+	m, err := e.Load(context.Background(), "sectioned", appendCustomSection(probeWasm, abi.CustomSection, []byte(desc+"\n\x00")), Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +328,7 @@ func TestLoadRefusals(t *testing.T) {
 		{"output-array", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","outputSchema":{"type":"array"}}]}`)), `tool "t" outputSchema: output schema must have "type": "object" at its root (MCP requires it), not array`},
 		{"output-untyped", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","outputSchema":{"properties":{}}}]}`)), `it has no "type"`},
 		{"output-bool", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t","outputSchema":true}]}`)), `outputSchema: output schema must`},
+		{"two-descriptions", appendCustomSection(appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1}`)), abi.CustomSection, []byte(`{"abiVersion":1}`)), "has 2 custom sections named " + abi.CustomSection},
 		{"dup-tool", appendCustomSection(probeWasm, abi.CustomSection, []byte(`{"abiVersion":1,"tools":[{"name":"t"},{"name":"t"}]}`)), "declared twice"},
 	}
 	for _, c := range cases {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -166,10 +167,22 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 // describe finds the module's description: custom section, then the
 // on-disk cache, then a describe call.
 func (m *Module) describe(ctx context.Context) (*abi.Description, error) {
+	var section []byte
+	n := 0
 	for _, s := range m.code.CustomSections() {
 		if s.Name() == abi.CustomSection {
-			return m.parseDescription(s.Data(), "custom section "+abi.CustomSection)
+			section, n = s.Data(), n+1
 		}
+	}
+	if n > 1 {
+		return nil, &GuestError{Module: m.name, Kind: KindLoad,
+			Msg: fmt.Sprintf("has %d custom sections named %s; a module carries one description", n, abi.CustomSection)}
+	}
+	if n == 1 {
+		// A C string array ends with a NUL; trailing NULs and
+		// whitespace are not part of the JSON.
+		section = bytes.TrimRight(section, "\x00 \t\r\n")
+		return m.parseDescription(section, "custom section "+abi.CustomSection)
 	}
 	if raw, ok := m.engine.descs.get(m.hash); ok {
 		if d, err := m.parseDescription(raw, "cache"); err == nil {
