@@ -21,8 +21,8 @@ type Policy struct {
 	// MaxInstances caps the module's concurrent instances; 0 is no cap.
 	MaxInstances int
 	// MaxQueue caps the calls waiting for an instance once MaxInstances
-	// run; further calls fail at once. 0 means 64; NoQueue means calls
-	// fail at once whenever MaxInstances are running.
+	// run; further calls fail at once. 0 means DefaultMaxQueue; NoQueue
+	// means calls fail at once whenever MaxInstances are running.
 	MaxQueue int
 	// Mounts are the directories the guest may open.
 	Mounts []Mount
@@ -109,6 +109,23 @@ type Mount struct {
 // NoQueue as Policy.MaxQueue lets no call wait for an instance.
 const NoQueue = -1
 
+// DefaultMaxQueue is the queue of a module with MaxInstances and no
+// MaxQueue.
+const DefaultMaxQueue = 64
+
+// QueueSetting is the max_queue that applies once MaxInstances caps the
+// module: DefaultMaxQueue when unset, 0 for NoQueue. Unlike QueueBound it
+// does not depend on MaxInstances.
+func (p Policy) QueueSetting() int {
+	switch {
+	case p.MaxQueue < 0:
+		return 0
+	case p.MaxQueue == 0:
+		return DefaultMaxQueue
+	}
+	return p.MaxQueue
+}
+
 // EnvVar is one environment variable given to the guest.
 type EnvVar struct {
 	Name  string `json:"name"`
@@ -123,12 +140,10 @@ type EnvVar struct {
 // instance (0 when MaxInstances is 0, since then no call waits).
 func (p Policy) QueueBound() int {
 	switch {
-	case p.MaxInstances <= 0, p.MaxQueue < 0:
+	case p.MaxInstances <= 0:
 		return 0
-	case p.MaxQueue == 0:
-		return 64
 	}
-	return p.MaxQueue
+	return p.QueueSetting()
 }
 
 // moduleConfig builds the per-module base configuration (everything but

@@ -19,10 +19,11 @@ func policyJSON(p host.Policy) map[string]any {
 		"max_output":    host.FormatBytes(p.Limits.OutputBytes),
 		"max_line":      host.FormatBytes(int64(p.Limits.LineBytes)),
 		"max_instances": p.MaxInstances,
-		"max_queue":     p.QueueBound(),
-		"stderr":        stderr,
-		"mount":         mountsJSON(p.Mounts),
-		"env":           envJSON(p.Env),
+		"max_queue":     p.QueueSetting(), // applies once max_instances caps
+
+		"stderr": stderr,
+		"mount":  mountsJSON(p.Mounts),
+		"env":    envJSON(p.Env),
 	}
 	if p.HTTP != nil {
 		out["http"] = httpJSON(p.HTTP)
