@@ -32,6 +32,13 @@ func TestCacheDirIsPrivate(t *testing.T) {
 	_ = os.Chmod(planted, 0o666)
 	at := time.Now().Add(-time.Hour)
 	_ = os.Chtimes(old, at, at)
+	// Other tools' files beside the engine's are left alone.
+	other := filepath.Join(dir, "conformance", "big")
+	_ = os.MkdirAll(filepath.Dir(other), 0o755)
+	_ = os.WriteFile(other, make([]byte, 8192), 0o644)
+	_ = os.Chtimes(other, at, at)
+	link := filepath.Join(dir, "conformance", "link")
+	_ = os.Symlink("big", link)
 	e, err := NewEngine(Config{CacheDir: dir, CacheMaxBytes: 1024, Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +47,11 @@ func TestCacheDirIsPrivate(t *testing.T) {
 	for _, p := range []string{old, planted} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s survived", p)
+		}
+	}
+	for _, p := range []string{other, link} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("another tool's %s was removed", p)
 		}
 	}
 	t.Setenv("HOME", "")

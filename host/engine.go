@@ -122,7 +122,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 }
 
 // prepareCache makes sure the cache directory is private to this user,
-// removes what in it is not, and prunes it to its bound.
+// removes what in the engine's part of it (wazero/, describe/; other tools
+// may keep files beside them) is not, and prunes the compiled code to its
+// bound.
 func (e *Engine) prepareCache(dir string) error {
 	if err := privdir.Ensure(dir); err != nil {
 		return err
@@ -131,10 +133,15 @@ func (e *Engine) prepareCache(dir string) error {
 	if max == 0 {
 		max = DefaultCacheMaxBytes
 	}
-	freed, removed, err := privdir.Prune(dir, max)
+	freed, removed, err := privdir.Prune(filepath.Join(dir, "wazero"), max)
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", dir, err)
 	}
+	_, foreign, err := privdir.Prune(filepath.Join(dir, "describe"), 0)
+	if err != nil {
+		return fmt.Errorf("pruning %s: %w", dir, err)
+	}
+	removed += foreign
 	if removed > 0 {
 		e.log.Info("compilation cache pruned", "dir", dir, "files_removed", removed, "bytes_freed", freed, "max_bytes", max)
 	}

@@ -55,11 +55,13 @@ func Fallback(name string) string {
 	return filepath.Join(os.TempDir(), name+"-"+userTag())
 }
 
-// Prune removes from dir every file that is not private to this user (it
-// could have been planted) and then the oldest files (by modification
-// time) until the regular files left hold at most max bytes; max <= 0
-// only removes the foreign files. It returns the bytes and files removed;
-// files it cannot remove are skipped.
+// Prune removes from dir, which must hold nothing but the caller's own
+// files, every entry that is not private to this user (it could have been
+// planted) and then the oldest files (by modification time) until the
+// regular files left hold at most max bytes; max <= 0 only removes the
+// foreign entries. A dir that does not exist is empty; one that is not
+// private is an error. It returns the bytes and entries removed; files it
+// cannot remove are skipped.
 func Prune(dir string, max int64) (freed int64, removed int, err error) {
 	type entry struct {
 		path string
@@ -79,8 +81,11 @@ func Prune(dir string, max int64) (freed int64, removed int, err error) {
 		if err != nil {
 			return nil
 		}
+		if path == dir {
+			return private(path, st)
+		}
 		if d.IsDir() {
-			if path != dir && private(path, st) != nil {
+			if private(path, st) != nil {
 				if os.RemoveAll(path) == nil {
 					removed++
 				}

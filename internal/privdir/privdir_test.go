@@ -57,6 +57,9 @@ func TestPruneRemovesForeignThenOldest(t *testing.T) {
 		}
 		return p
 	}
+	if _, _, err := Prune(filepath.Join(dir, "missing"), 1); err != nil {
+		t.Fatalf("a missing directory: %v", err)
+	}
 	oldest := write("v1/a", 100, 3*time.Hour, 0o600)
 	middle := write("v2/b", 100, 2*time.Hour, 0o600)
 	newest := write("v2/c", 100, time.Hour, 0o600)
@@ -72,5 +75,9 @@ func TestPruneRemovesForeignThenOldest(t *testing.T) {
 	}
 	if _, removed, _ := Prune(dir, 0); removed != 0 {
 		t.Fatalf("an unbounded prune removed %d", removed)
+	}
+	_ = os.Chmod(dir, 0o777)
+	if _, _, err := Prune(dir, 0); err == nil {
+		t.Fatal("a world-writable directory was pruned")
 	}
 }
