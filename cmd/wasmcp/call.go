@@ -14,11 +14,9 @@ import (
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var ef engineFlags
 	ef.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: wasmcp call [flags] MODULE.wasm TOOL ['JSON-ARGS']
+	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp call [flags] MODULE.wasm TOOL ['JSON-ARGS']
 
 Runs one tool of a module once, in a fresh instance under the module's
 policy, and prints the CallToolResult as JSON. Progress and log
@@ -27,10 +25,7 @@ roots) are refused, since there is no client. Exits 1 when the result has
 isError set.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+`); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 || fs.NArg() > 3 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/auth"
+	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
@@ -135,27 +136,35 @@ func splitList(s string) []string {
 	return out
 }
 
-// serveHTTP serves MCP over HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFlags, af *authFlags, maxBatch int, log *slog.Logger) error {
+// listenHTTP checks the HTTP and auth flags and binds addr (before the
+// modules load, so a port in use is reported at once); serveHTTP serves on
+// the listener.
+func listenHTTP(addr string, f *httpFlags, af *authFlags, maxBatch int, log *slog.Logger) (net.Listener, mcphttp.Options, error) {
 	opts, err := f.options(log, maxBatch)
 	if err != nil {
-		return err
+		return nil, opts, err
 	}
 	if err := af.check(addr, log); err != nil {
-		return err
+		return nil, opts, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("--http: %w", err)
+		return nil, opts, fmt.Errorf("--http: %w", err)
 	}
 	opts.Addr = ln.Addr().String()
 	if opts.Middleware, err = af.wrap(opts.Addr, opts.TLSCert != "", log); err != nil {
 		ln.Close()
-		return err
+		return nil, opts, err
 	}
 	if opts.Middleware != nil {
 		opts.Principal = auth.PrincipalName
 	}
+	return ln, opts, nil
+}
+
+// serveHTTP serves MCP over HTTP on ln until ctx is done.
+func serveHTTP(ctx context.Context, srv *protocol.Server, ln net.Listener, opts mcphttp.Options, log *slog.Logger) error {
+	opts.Logger = log
 	scheme := "http"
 	if opts.TLSCert != "" {
 		scheme = "https"
@@ -164,7 +173,12 @@ func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFl
 	if opts.Mode == mcphttp.Simple {
 		mode = "simple"
 	}
-	log.Info("serving MCP over HTTP", "url", scheme+"://"+opts.Addr+"/mcp", "mode", mode, "legacy_sse", opts.LegacySSE, "http3", opts.HTTP3)
+	base := scheme + "://" + opts.Addr
+	if opts.LegacySSE && opts.Mode != mcphttp.Simple {
+		log.Info("serving MCP over HTTP", "url", base+"/mcp", "mode", mode, "legacy_sse_url", base+"/sse", "http3", opts.HTTP3)
+	} else {
+		log.Info("serving MCP over HTTP", "url", base+"/mcp", "mode", mode, "legacy_sse", opts.LegacySSE, "http3", opts.HTTP3)
+	}
 	return mcphttp.Serve(ctx, ln, srv, opts)
 }
 
@@ -172,7 +186,7 @@ func serveHTTP(ctx context.Context, srv *protocol.Server, addr string, f *httpFl
 // optional unit: B, KiB, MiB, GiB (or K, M, G, KB, MB, GB, all binary).
 type byteSize int64
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *byteSize) String() string { return host.FormatBytes(int64(*b)) }
 
 func (b *byteSize) Set(s string) error {
 	s = strings.TrimSpace(s)

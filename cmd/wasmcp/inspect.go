@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -13,21 +12,16 @@ import (
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var ef engineFlags
 	ef.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: wasmcp inspect [flags] MODULE.wasm
+	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp inspect [flags] MODULE.wasm
 
 Loads a module as 'wasmcp serve' would (with the policy file beside it) and
 prints its description — tools, resources, templates, prompts, skills
 (with digests and sizes) — and its effective policy as JSON.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+`); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

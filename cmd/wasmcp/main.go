@@ -56,7 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "cert":
 		err = cmdCert(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "wasmcp", version)
+		fmt.Fprintln(stdout, "wasmcp", buildVersion())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

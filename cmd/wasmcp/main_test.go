@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,16 +86,62 @@ func TestUsage(t *testing.T) {
 	if code, out, _ := runCLI("--help"); code != 0 || !strings.Contains(out, "Usage:") {
 		t.Fatalf("--help: %d %s", code, out)
 	}
+	// Help asked for goes to stdout, with the flags spelled as the
+	// README spells them.
 	for _, cmd := range []string{"serve", "inspect", "call"} {
-		code, _, errs := runCLI(cmd, "--help")
-		if code != 0 || !strings.Contains(errs, "Usage: wasmcp "+cmd) {
-			t.Errorf("%s --help: %d %s", cmd, code, errs)
+		code, out, errs := runCLI(cmd, "--help")
+		if code != 0 || !strings.Contains(out, "Usage: wasmcp "+cmd) || errs != "" ||
+			!strings.Contains(out, "\n  --timeout") || strings.Contains(out, "\n  -timeout") {
+			t.Errorf("%s --help: %d %s (stderr %s)", cmd, code, out, errs)
 		}
 	}
-	if code, _, errs := runCLI("serve"); code != 2 || !strings.Contains(errs, "Usage: wasmcp serve") {
+	if code, _, errs := runCLI("serve"); code != 2 || !strings.Contains(errs, "Usage: wasmcp serve") ||
+		!strings.HasPrefix(errs, "wasmcp serve: --tools is required") {
 		t.Fatalf("serve without --tools: %d %s", code, errs)
+	}
+	tools := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--tools", "/nonexistent-dir"}, "--tools /nonexistent-dir: does not exist"},
+		{[]string{"serve", "--tools", tools, "--http-mode", "simple"}, "--http-mode needs --http ADDR"},
+		{[]string{"serve", "--tools", tools, "--legacy-sse"}, "--legacy-sse needs --http ADDR"},
+		{[]string{"serve", "--tools", tools, "--memory", "64MiB", "--max-output", "1MiB", "--http", "256.0.0.1:1"}, "--http"},
+	} {
+		if code, _, errs := runCLI(c.args...); code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %s", c.args, code, errs)
+		}
+	}
+	// A port in use is reported before any module loads.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	deployed := t.TempDir()
+	_ = os.WriteFile(filepath.Join(deployed, "broken.wasm"), []byte("not wasm"), 0o644)
+	if code, _, errs := runCLI("serve", "--tools", deployed, "--http", ln.Addr().String(), "--data-dir", "-", "--cache-dir", "-"); code != 1 ||
+		!strings.Contains(errs, "address already in use") || strings.Contains(errs, "broken") {
+		t.Errorf("port in use: %d %s", code, errs)
 	}
 	if code, _, _ := runCLI("frobnicate"); code != 2 {
 		t.Fatalf("unknown command: %d", code)
+	}
+}
+
+func TestSizeFlags(t *testing.T) {
+	for in, want := range map[string]uint64{"64": 64 << 20, "64MiB": 64 << 20, "512KiB": 512 << 10, "1GiB": 1 << 30, "1048576B": 1 << 20} {
+		var m mibSize
+		if err := m.Set(in); err != nil || uint64(m) != want {
+			t.Errorf("%s: %d %v, want %d", in, m, err, want)
+		}
+	}
+	var m mibSize
+	if m.Set("64 furlongs") == nil || m.Set("-1") == nil {
+		t.Error("a bad size was accepted")
+	}
+	if v := buildVersion(); v == "" {
+		t.Error("empty version")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -22,9 +23,9 @@ import (
 type engineFlags struct {
 	cacheDir   string
 	cacheMax   byteSize
-	memory     uint64
+	memory     mibSize
 	timeout    time.Duration
-	output     int64
+	output     mibSize
 	logLevel   string
 	instrument bool
 	budget     int64
@@ -35,9 +36,11 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "compilation cache directory, private to this user (default "+host.DefaultCacheDir()+`; "-" for none)`)
 	f.cacheMax = host.DefaultCacheMaxBytes
 	fs.Var(&f.cacheMax, "cache-max", "bound of the compilation cache on disk; past it the oldest entries are removed at start")
-	fs.Uint64Var(&f.memory, "memory", host.DefaultLimits().MemoryBytes>>20, "default linear memory cap per instance, MiB")
+	f.memory = mibSize(host.DefaultLimits().MemoryBytes)
+	fs.Var(&f.memory, "memory", "default linear memory cap per instance, e.g. 64MiB (a bare number is MiB)")
 	fs.DurationVar(&f.timeout, "timeout", host.DefaultLimits().Timeout, "default wall-clock deadline per call")
-	fs.Int64Var(&f.output, "max-output", host.DefaultLimits().OutputBytes>>20, "default cap on a guest's stdout+stderr per call, MiB")
+	f.output = mibSize(host.DefaultLimits().OutputBytes)
+	fs.Var(&f.output, "max-output", "default cap on a guest's stdout+stderr per call, e.g. 16MiB (a bare number is MiB)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.Int64Var(&f.budget, "memory-budget", 0, "MiB the instances running at once may use together (memory and table caps); a call waits up to 5s for room, then fails as busy. 0: half the cgroup limit or the machine's memory; -1: no budget")
 	fs.BoolVar(&f.httpProxy, "http-proxy-from-env", false, "send guests' outbound HTTP through the proxy named by HTTPS_PROXY/HTTP_PROXY/NO_PROXY (off: direct connections, guarded against private addresses)")
@@ -52,7 +55,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 	return host.NewEngine(host.Config{
 		CacheDir:        f.cacheDir,
 		CacheMaxBytes:   int64(f.cacheMax),
-		Limits:          host.Limits{MemoryBytes: f.memory << 20, Timeout: f.timeout, OutputBytes: f.output << 20},
+		Limits:          host.Limits{MemoryBytes: uint64(f.memory), Timeout: f.timeout, OutputBytes: int64(f.output)},
 		Logger:          log,
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),
@@ -90,7 +93,6 @@ func (f *engineFlags) loadModule(ctx context.Context, path string, logw io.Write
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var ef engineFlags
 	ef.register(fs)
 	tools := fs.String("tools", "", "directory of .wasm tool modules (required)")
@@ -109,8 +111,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tf.register(fs)
 	var af authFlags
 	af.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
+	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
 
 Serves every .wasm module in DIR as MCP tools, resources and prompts. Each
 call runs in a fresh WebAssembly instance under the module's limits. Logs go
@@ -119,25 +120,36 @@ in the README: every --max-* and timeout flag below caps what one client
 can hold.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+`); err != nil {
 		return err
 	}
 	if *maxBatch <= 0 {
 		return fmt.Errorf("--max-batch %d: want a positive number", *maxBatch)
 	}
 	if *tools == "" || fs.NArg() > 0 {
+		if *tools == "" {
+			fmt.Fprint(stderr, "wasmcp serve: --tools is required\n\n")
+		} else {
+			fmt.Fprintf(stderr, "wasmcp serve: unexpected argument %q\n\n", fs.Arg(0))
+		}
 		fs.Usage()
 		return errUsage
 	}
-	if st, err := os.Stat(*tools); err != nil || !st.IsDir() {
-		return fmt.Errorf("--tools %s: not a directory", *tools)
+	if err := checkDir("--tools", *tools); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *httpAddr == "" {
+		for _, name := range []string{"http-mode", "legacy-sse"} {
+			if set[name] {
+				return fmt.Errorf("--%s needs --http ADDR", name)
+			}
+		}
 	}
 	if *skillsDir != "" {
-		if st, err := os.Stat(*skillsDir); err != nil || !st.IsDir() {
-			return fmt.Errorf("--skills %s: not a directory", *skillsDir)
+		if err := checkDir("--skills", *skillsDir); err != nil {
+			return err
 		}
 	}
 	stateKey, err := readStateKey(*stateKeyFile)
@@ -150,6 +162,19 @@ Flags:
 	}
 	defer engine.Close(context.Background())
 	log := engine.Logger()
+	// HTTP binds before the modules load: a port in use is reported at
+	// once, not after every module has compiled.
+	var httpLn net.Listener
+	var httpOpts mcphttp.Options
+	if *httpAddr != "" {
+		if *useStdio {
+			return errors.New("--stdio and --http are exclusive")
+		}
+		if httpLn, httpOpts, err = listenHTTP(*httpAddr, &hf, &af, *maxBatch, log); err != nil {
+			return err
+		}
+		defer httpLn.Close()
+	}
 	taskMgr, err := tf.manager(ctx, *tools, log)
 	if err != nil {
 		return err
@@ -169,7 +194,7 @@ Flags:
 		fanout = newRedisFanout(tf.redis, log)
 		fo = fanout
 	}
-	srv := protocol.NewServer(protocol.Options{Name: *name, Version: version, Instructions: *instructions, Logger: log,
+	srv := protocol.NewServer(protocol.Options{Name: *name, Version: buildVersion(), Instructions: *instructions, Logger: log,
 		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo,
 		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(log)})
 	if fanout != nil {
@@ -189,12 +214,23 @@ Flags:
 	if err := reg.Load(ctx); err != nil {
 		return err
 	}
-	if *httpAddr != "" {
-		if *useStdio {
-			return errors.New("--stdio and --http are exclusive")
-		}
-		return serveHTTP(ctx, srv, *httpAddr, &hf, &af, *maxBatch, log)
+	if httpLn != nil {
+		return serveHTTP(ctx, srv, httpLn, httpOpts, log)
 	}
 	log.Info("serving MCP on stdio", "tools", *tools)
 	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name})
+}
+
+// checkDir checks a directory flag: it must exist and be a directory.
+func checkDir(flagName, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s %s: does not exist", flagName, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flagName, dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: not a directory", flagName, dir)
+	}
+	return nil
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"runtime/debug"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/host"
+)
+
+// parseFlags parses a command's flags. Help asked for (-h, --help) goes to
+// stdout and ends the command with flag.ErrHelp; a usage error goes to
+// stderr. The usage is header followed by the flags, spelled with two
+// dashes as the README writes them.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, header string) error {
+	fs.SetOutput(stderr)
+	fs.Usage = func() { printUsage(fs.Output(), fs, header) }
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return flag.ErrHelp
+		}
+	}
+	return fs.Parse(args)
+}
+
+var singleDash = regexp.MustCompile(`(?m)^  -`)
+
+func printUsage(w io.Writer, fs *flag.FlagSet, header string) {
+	var b bytes.Buffer
+	out := fs.Output()
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	fmt.Fprint(w, header)
+	_, _ = w.Write(singleDash.ReplaceAll(b.Bytes(), []byte("  --")))
+}
+
+// mibSize is a size flag in bytes whose bare number means MiB (the flags'
+// historical unit), also accepting units: 64MiB, 512KiB, 1GiB.
+type mibSize uint64
+
+func (m *mibSize) String() string { return host.FormatBytes(int64(*m)) }
+
+func (m *mibSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s != "" && strings.Trim(s, "0123456789") == "" {
+		s += "MiB"
+	}
+	var b byteSize
+	if err := b.Set(s); err != nil {
+		return err
+	}
+	*m = mibSize(b)
+	return nil
+}
+
+// buildVersion is the version to report: the one stamped with -ldflags,
+// else the module version the binary was built at (go install …@v1.2.3),
+// else the VCS revision of a build from a checkout.
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return version
+	}
+	return "dev-" + rev + dirty
+}
