@@ -41,7 +41,7 @@ func TestInspectShowsEffectivePolicy(t *testing.T) {
 	got := inspect("hostilego")
 	want := map[string]any{
 		"memory": "32MiB", "timeout": "2s", "max_output": "1MiB", "max_line": "256KiB",
-		"max_instances": 0.0, "max_queue": 0.0, "stderr": "log",
+		"max_instances": 0.0, "max_queue": 64.0, "stderr": "log",
 		"mount": []any{
 			map[string]any{"host": filepath.Join(toolsDir, "data"), "guest": "/data", "mode": "ro"},
 			map[string]any{"host": filepath.Join(toolsDir, "scratch"), "guest": "/scratch", "mode": "rw"},
@@ -64,7 +64,7 @@ func TestInspectShowsEffectivePolicy(t *testing.T) {
 	got = inspect("good", "--memory", "48", "--timeout", "3s", "--max-output", "2")
 	want = map[string]any{
 		"memory": "48MiB", "timeout": "3s", "max_output": "2MiB", "max_line": "4MiB",
-		"max_instances": 0.0, "max_queue": 0.0, "stderr": "log", "mount": []any{}, "env": map[string]any{},
+		"max_instances": 0.0, "max_queue": 64.0, "stderr": "log", "mount": []any{}, "env": map[string]any{},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inspect good:\n got %v\nwant %v", got, want)
