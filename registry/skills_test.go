@@ -132,8 +132,11 @@ func TestSkillsDirectoryReload(t *testing.T) {
 	if got := f.served(); got != "skill://alpha/SKILL.md=first" {
 		t.Fatalf("after Reload: %q", got)
 	}
-	// An unreadable directory keeps what was loaded.
-	if err := os.RemoveAll(f.skills); err != nil {
+	// An unreadable directory keeps what was loaded. It goes away in one
+	// step (a rename): a scan by the watcher during a RemoveAll could see
+	// the directory emptied but still there, which is an empty directory,
+	// not a missing one.
+	if err := os.Rename(f.skills, f.skills+".gone"); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.reg.Reload(context.Background()); err != nil {
