@@ -210,7 +210,7 @@ type Handler struct {
 	beginClose context.CancelFunc
 	closed     chan struct{} // closed by Close
 	endOnce    sync.Once
-	active     sync.WaitGroup // requests in ServeHTTP and background work
+	active     activity // requests in ServeHTTP and background work
 }
 
 // New creates the handler serving srv.
@@ -260,18 +260,54 @@ func (h *Handler) Close() {
 
 // wait waits up to d for the requests and background work in flight.
 func (h *Handler) wait(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		h.active.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-h.active.idle():
 		return true
 	case <-time.After(d):
 		return false
 	}
 }
+
+// activity counts requests and background work. Unlike a sync.WaitGroup,
+// work may start while another goroutine waits for the count to reach
+// zero (a request arriving during shutdown).
+type activity struct {
+	mu   sync.Mutex
+	n    int
+	done chan struct{} // closed while n is 0; nil means closed
+}
+
+// Add adds d (positive or negative) to the count.
+func (a *activity) Add(d int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == 0 && d > 0 {
+		a.done = make(chan struct{})
+	}
+	a.n += d
+	if a.n < 0 {
+		panic("mcphttp: activity count below zero")
+	}
+	if a.n == 0 && a.done != nil {
+		close(a.done)
+		a.done = nil
+	}
+}
+
+// Done ends one piece of work.
+func (a *activity) Done() { a.Add(-1) }
+
+// idle is closed once the count is zero.
+func (a *activity) idle() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done == nil {
+		return closedChan
+	}
+	return a.done
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Routes are the paths the handler serves: /mcp, and /sse and /messages
 // when the 2024-11-05 HTTP+SSE pair is on. An embedder that mounts the
