@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,50 @@ const maxOutstanding = 16
 // the guest (trap, exit, broken ABI, broken limit) or of the caller
 // (cancellation) is a *GuestError; the module stays usable either way.
 func (m *Module) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
+	if st := contract.CallStatsFrom(ctx); st != nil {
+		return m.measuredCall(ctx, method, params, peer, st)
+	}
+	return m.call(ctx, method, params, peer, nil)
+}
+
+// measuredCall is Call filling st.
+func (m *Module) measuredCall(ctx context.Context, method string, params []byte, peer contract.Peer, st *contract.CallStats) (*contract.Reply, error) {
+	reply, err := m.call(ctx, method, params, peer, st)
+	var ge *GuestError
+	if errors.As(err, &ge) {
+		st.Failure = string(ge.Kind)
+		if ge.Kind == KindLimit {
+			st.Limit = limitName(ge.Msg)
+		}
+	}
+	return reply, err
+}
+
+// limitName is the limit a KindLimit error's message names: one of a fixed
+// set, so that it may label a metric.
+func limitName(msg string) string {
+	if i := strings.LastIndex(msg, "(limit "); i >= 0 {
+		if j := strings.IndexByte(msg[i:], ')'); j > 0 {
+			switch name := msg[i+len("(limit ") : i+j]; name {
+			case "timeout", "memory", "output", "line":
+				return name
+			}
+		}
+	}
+	switch {
+	case strings.Contains(msg, "max_queue"):
+		return "queue"
+	case strings.Contains(msg, "--memory-budget"):
+		return "budget"
+	}
+	return "other"
+}
+
+func (m *Module) call(ctx context.Context, method string, params []byte, peer contract.Peer, st *contract.CallStats) (*contract.Reply, error) {
+	var t0 time.Time
+	if st != nil {
+		t0 = time.Now()
+	}
 	if err := m.gate.acquire(ctx, m.name); err != nil {
 		return nil, err
 	}
@@ -38,6 +83,11 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 		return nil, err
 	}
 	defer m.engine.mem.release(m.cost)
+	if st != nil {
+		t1 := time.Now()
+		st.QueueWait = t1.Sub(t0)
+		t0 = t1
+	}
 
 	id := m.seq.Add(1)
 	c := &call{m: m, id: id, peer: peer, limits: m.policy.Limits}
@@ -62,6 +112,11 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 	mem := &callMemory{}
 	defer mem.release()
 	mod, err := m.runtime.InstantiateModule(experimental.WithMemoryAllocator(tctx, mem), m.code, cfg)
+	if st != nil {
+		t1 := time.Now()
+		st.Instantiate = t1.Sub(t0)
+		t0 = t1
+	}
 	if err != nil {
 		cancel(errAnswered)
 		if cause := context.Cause(tctx); cause != nil && !errors.Is(cause, errAnswered) {
@@ -76,9 +131,20 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 		}
 	}
 	err = c.run(mod)
+	if st != nil {
+		st.Run = time.Since(t0)
+		if mem := mod.Memory(); mem != nil {
+			st.MemoryBytes = uint64(mem.Size())
+		}
+	}
 	cancel(errAnswered)
 	c.pending.Wait()
 	c.stderr.flush()
+	if st != nil {
+		c.mu.Lock()
+		st.OutputBytes = c.written
+		c.mu.Unlock()
+	}
 	reply, err := c.outcome(err, mod)
 	_ = mod.Close(context.Background())
 	return reply, err
@@ -268,9 +334,9 @@ func (c *call) handleLine(line []byte) error {
 	if answered {
 		if stalled {
 			// The guest saw stdin end while it waited for input.
-			c.log.Debug("guest wrote after its call ended for input; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
+			c.log.DebugContext(c.ctx, "guest wrote after its call ended for input; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
 		} else {
-			c.log.Warn("guest wrote after answering; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
+			c.log.WarnContext(c.ctx, "guest wrote after answering; ignored", "module", c.m.name, "call", c.id, "bytes", len(line))
 		}
 		return nil
 	}
@@ -302,7 +368,7 @@ func (c *call) handleLine(line []byte) error {
 		case abi.MethodState:
 			c.setState(msg.Params)
 		default:
-			c.log.Debug("guest notification ignored", "module", c.m.name, "call", c.id, "method", msg.Method)
+			c.log.DebugContext(c.ctx, "guest notification ignored", "module", c.m.name, "call", c.id, "method", msg.Method)
 		}
 		return nil
 	case hasID:

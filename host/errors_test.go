@@ -23,3 +23,19 @@ func TestGuestErrorCanceled(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitName(t *testing.T) {
+	for msg, want := range map[string]string{
+		"deadline of 2s exceeded (limit timeout)":                                                                                           "timeout",
+		"wrote more than 1.0 MiB to stdout and stderr (limit output)":                                                                       "output",
+		"exited with code 2 (stderr: (limit bogus)); its memory reached … (limit memory)":                                                   "memory",
+		"wrote a line longer than 256 KiB (limit line)":                                                                                     "line",
+		"busy: 1 instances running and 0 calls queued (limits max_instances=1, max_queue=0)":                                                "queue",
+		"busy: the server's memory budget of 1 GiB is taken by running calls; waited 5s for the 64 MiB this call may use (--memory-budget)": "budget",
+		"trapped (stderr: (limit bogus))":                                                                                                   "other",
+	} {
+		if got := limitName(msg); got != want {
+			t.Errorf("limitName(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

@@ -50,6 +50,10 @@ type Module struct {
 // Name is the module's name (its file name without .wasm).
 func (m *Module) Name() string { return m.name }
 
+// Queued is the number of calls waiting for an instance slot (policy
+// maxInstances); always 0 for a module without the limit.
+func (m *Module) Queued() int { return m.gate.queued() }
+
 // Hash is the hex SHA-256 of the module's bytes.
 func (m *Module) Hash() string { return m.hash }
 

@@ -219,6 +219,14 @@ func (g *gate) acquire(ctx context.Context, module string) error {
 	}
 }
 
+// queued is the number of calls waiting for a slot.
+func (g *gate) queued() int {
+	if g == nil {
+		return 0
+	}
+	return int(g.waiting.Load())
+}
+
 func (g *gate) release() {
 	if g != nil {
 		<-g.slots

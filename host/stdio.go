@@ -229,7 +229,7 @@ func (w *logWriter) emit() {
 	}
 	w.c.mu.Unlock()
 	if !w.discard {
-		w.c.log.Info("guest stderr", "module", w.c.m.name, "call", w.c.id, "line", line)
+		w.c.log.InfoContext(w.c.ctx, "guest stderr", "module", w.c.m.name, "call", w.c.id, "line", line)
 	}
 }
 

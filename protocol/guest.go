@@ -15,7 +15,12 @@ import (
 // invoke runs a guest for the request with its cancellation tracked on the
 // session, so notifications/cancelled (or the session's end) ends it.
 func (r *request) invoke(mod Module, method string) (*contract.Reply, error) {
-	ctx, cancel := context.WithCancelCause(r.ctx)
+	return r.invokeCtx(r.ctx, mod, method)
+}
+
+// invokeCtx is invoke under ctx, a context of the request's.
+func (r *request) invokeCtx(ctx context.Context, mod Module, method string) (*contract.Reply, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if r.sess != nil {
 		defer r.sess.track(r.msg.ID, cancel)()

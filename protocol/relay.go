@@ -29,8 +29,9 @@ type heldNote struct {
 
 // relay is the contract.Peer of a guest call that may outlive its request.
 type relay struct {
-	r   *request // the request the guest serves (params, capabilities, inputs)
-	mod Module
+	r     *request // the request the guest serves (params, capabilities, inputs)
+	mod   Module
+	entry *toolEntry
 
 	mu      sync.Mutex
 	owner   sink // nil while held
@@ -44,7 +45,7 @@ type relay struct {
 // is the one way the inline window, a legacy task and a resumed modern task
 // start a guest.
 func launch(ctx context.Context, r *request, e *toolEntry, owner sink) *relay {
-	rl := &relay{r: r, mod: e.mod, owner: owner}
+	rl := &relay{r: r, mod: e.mod, entry: e, owner: owner}
 	go rl.run(ctx, r.callParams())
 	return rl
 }
@@ -52,7 +53,9 @@ func launch(ctx context.Context, r *request, e *toolEntry, owner sink) *relay {
 // run calls the guest and hands its outcome to the owner.
 func (rl *relay) run(ctx context.Context, params []byte) {
 	start := time.Now()
-	reply, err := guestCall(ctx, rl.mod, abi.MethodToolsCall, rl.r.guestMeta(rl.mod, params), rl)
+	reply, err := rl.r.srv.measuredCall(ctx, rl.entry, func(ctx context.Context) (*contract.Reply, error) {
+		return guestCall(ctx, rl.mod, abi.MethodToolsCall, rl.r.guestMeta(rl.mod, params), rl)
+	})
 	rl.r.audit(rl.mod, abi.MethodToolsCall, start, reply, err)
 	rl.finish(outcome{reply: reply, err: err})
 }

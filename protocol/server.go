@@ -57,6 +57,12 @@ type Options struct {
 	// DefaultValidationBudget (1 s). Schemas are bounded at load
 	// (internal/schema), so a validation this long is rare.
 	ValidationBudget time.Duration
+	// Observer receives tool calls and task changes, for metrics; nil
+	// measures nothing.
+	Observer Observer
+	// Tracer starts a span per request and per tool call; nil traces
+	// nothing.
+	Tracer Tracer
 }
 
 // DefaultValidationBudget is the default Options.ValidationBudget.
@@ -87,6 +93,8 @@ type Server struct {
 	tasks      *tasks.Manager
 	taskInline time.Duration
 	live       map[string]*liveTask // legacy tasks whose guest runs here (under mu)
+	observer   Observer
+	tracer     Tracer
 }
 
 // NewServer creates a server with an empty catalog.
@@ -118,7 +126,7 @@ func NewServer(opts Options) *Server {
 	}
 	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{},
 		sealer: newSealer(opts.StateKey, opts.StateTTL), subsDone: make(chan struct{}),
-		tasks: opts.Tasks, taskInline: opts.TaskInline, live: map[string]*liveTask{}}
+		tasks: opts.Tasks, taskInline: opts.TaskInline, live: map[string]*liveTask{}, observer: opts.Observer, tracer: opts.Tracer}
 	s.tasks.OnChange(s.taskChanged)
 	s.serverInfo, _ = sonic.Marshal(implementation{Name: opts.Name, Version: opts.Version})
 	s.metaInfo = append(append([]byte(`"_meta":{"`+MetaServerInfo+`":`), s.serverInfo...), '}')
@@ -135,6 +143,13 @@ type implementation struct {
 
 // Tasks returns the server's task manager.
 func (s *Server) Tasks() *tasks.Manager { return s.tasks }
+
+// Listeners returns the number of subscriptions/listen streams open.
+func (s *Server) Listeners() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.listeners)
+}
 
 // Catalog returns the current catalog.
 func (s *Server) Catalog() *Catalog { return s.cat.Load() }
@@ -221,6 +236,10 @@ type metaParams struct {
 	// GuestState is the reserved key abi.MethodState (a struct tag cannot
 	// name a constant; TestGuestStateTag checks the two agree).
 	GuestState jsonrpc.Raw `json:"wasmcp/state"`
+	// Traceparent and Tracestate are the W3C trace context the client
+	// propagates in _meta (OpenTelemetry's MCP conventions).
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate"`
 }
 
 // request is the context of one request being served.
@@ -278,6 +297,29 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
 		}
 	}
+	if s.tracer != nil && !msg.IsNotification() {
+		info := &TraceInfo{Method: msg.Method, ID: msg.ID}
+		if sess != nil {
+			info.SessionID = sess.ID
+		}
+		if msg.Method == "tools/call" {
+			info.Tool = r.p.Name
+		}
+		if r.p.Meta != nil {
+			info.Traceparent, info.Tracestate = r.p.Meta.Traceparent, r.p.Meta.Tracestate
+		}
+		var end func(Response)
+		r.ctx, end = s.tracer.StartRequest(ctx, info)
+		resp := r.serve()
+		end(resp)
+		return resp
+	}
+	return r.serve()
+}
+
+// serve serves a request whose params are decoded.
+func (r *request) serve() Response {
+	msg, hint := r.msg, r.hint
 	modern := DeclaresModern(hint.Version) || (r.p.Meta != nil && len(r.p.Meta.ProtocolVersion) > 0)
 	if msg.Method == "initialize" && !DeclaresModern(hint.Version) {
 		modern = false

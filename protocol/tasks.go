@@ -366,6 +366,9 @@ func (r *request) tasksUpdate() Response {
 // gets notifications/tasks/status, modern listeners that named the task get
 // notifications/tasks.
 func (s *Server) taskChanged(t *tasks.Task) {
+	if s.observer != nil {
+		s.observer.TaskChanged(string(t.Status))
+	}
 	if t.Era == tasks.Legacy {
 		lt := s.lookupLive(t.ID)
 		if lt == nil || lt.sess == nil {

@@ -18,11 +18,13 @@ func (r *request) callTool() Response {
 	}
 	mode, merr := r.toolMode(e) // inline, task or escalate (mode.go)
 	if merr != nil {
+		r.refused(e)
 		return r.fail(merr)
 	}
 	if e.schemas.Input != nil {
 		if err := r.srv.validate(r.ctx, e.schemas.Input, r.p.Arguments, true); err != nil {
 			res := toolError("Invalid arguments for tool " + r.p.Name + ": " + err.Error())
+			r.refused(e)
 			if mode == modeTask {
 				return r.runAsTask(e, res)
 			}
@@ -30,6 +32,7 @@ func (r *request) callTool() Response {
 		}
 	}
 	if err := r.prepareInputs(); err != nil {
+		r.refused(e)
 		return r.fail(err)
 	}
 	switch mode {
@@ -38,7 +41,9 @@ func (r *request) callTool() Response {
 	case modeEscalate:
 		return r.runEscalating(e)
 	}
-	reply, err := r.invoke(e.mod, abi.MethodToolsCall)
+	reply, err := r.srv.measuredCall(r.ctx, e, func(ctx context.Context) (*contract.Reply, error) {
+		return r.invokeCtx(ctx, e.mod, abi.MethodToolsCall)
+	})
 	return r.toolAnswer(e, reply, err)
 }
 
@@ -63,7 +68,7 @@ func (r *request) toolAnswer(e *toolEntry, reply *contract.Reply, err error) Res
 // not match the output schema; a JSON-RPC error of the guest is passed on.
 func (s *Server) toolOutcome(ctx context.Context, e *toolEntry, reply *contract.Reply, err error) ([]byte, *Error) {
 	if err != nil {
-		s.log.Warn("tool call failed", "tool", e.tool.Name, "err", err)
+		s.log.WarnContext(ctx, "tool call failed", "tool", e.tool.Name, "err", err)
 		return toolError(err.Error()), nil
 	}
 	if reply.Error != nil {

@@ -52,6 +52,7 @@ type Registry struct {
 	published bool         // a catalog was published; guarded by syncMu
 	skills    skillsState  // the skills directory (skills.go)
 	open      atomic.Int64 // modules loaded and not yet closed
+	observer  Observer     // guarded by syncMu
 }
 
 // entry is the loaded version of one file.
@@ -287,6 +288,9 @@ func (r *Registry) sync(ctx context.Context, files []string) (retry []string) {
 	if changed || !r.published {
 		r.publish()
 		r.published = true
+		if r.observer != nil {
+			r.observer.CatalogPublished()
+		}
 	}
 	// After the swap no new call finds the retired modules in the catalog;
 	// each closes when its last running call ends.
@@ -342,7 +346,11 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	if err != nil {
 		return r.refuse(file, st, pol, fmt.Errorf("policy: %w", err))
 	}
+	t0 := time.Now()
 	m, err := r.engine.Load(ctx, ModuleName(file), wasm, p)
+	if err == nil && r.observer != nil {
+		r.observer.ModuleLoaded(m.Name(), time.Since(t0), len(wasm))
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return unstable, nil // shutting down: not the module's fault
@@ -373,6 +381,9 @@ func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outc
 		return unstable, nil
 	}
 	r.refused[file] = refusal{st, pol}
+	if r.observer != nil {
+		r.observer.ModuleRefused()
+	}
 	reason := err.Error()
 	var ge *host.GuestError
 	if errors.As(err, &ge) {

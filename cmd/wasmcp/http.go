@@ -136,16 +136,19 @@ func splitList(s string) []string {
 	return out
 }
 
-// listenHTTP checks the HTTP and auth flags and binds addr (before the
-// modules load, so a port in use is reported at once); serveHTTP serves on
-// the listener.
-func listenHTTP(addr string, f *httpFlags, af *authFlags, maxBatch int, log *slog.Logger) (net.Listener, mcphttp.Options, error) {
+// listenHTTP checks the HTTP and auth flags, applies extra to the options
+// and binds addr (before the modules load, so a port in use is reported at
+// once); serveHTTP serves on the listener.
+func listenHTTP(addr string, f *httpFlags, af *authFlags, maxBatch int, log *slog.Logger, extra ...func(*mcphttp.Options)) (net.Listener, mcphttp.Options, error) {
 	opts, err := f.options(log, maxBatch)
 	if err != nil {
 		return nil, opts, err
 	}
 	if err := af.check(addr, log); err != nil {
 		return nil, opts, err
+	}
+	for _, fn := range extra {
+		fn(&opts)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

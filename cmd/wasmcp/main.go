@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/wasmcp/wasmcp/telemetry"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -29,6 +31,7 @@ Usage:
   wasmcp inspect MODULE.wasm                                 print a module's description and policy
   wasmcp call MODULE.wasm TOOL 'JSON-ARGS'                   run one tool once, print its result
   wasmcp cert [--out DIR]                                    write a self-signed TLS certificate for local development
+  wasmcp status [--server URL]                               ask a running server for its modules, tools, calls and queues
   wasmcp version                                             print the version
 
 Run 'wasmcp COMMAND --help' for a command's flags.
@@ -55,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdCall(ctx, args[1:], stdout, stderr)
 	case "cert":
 		err = cmdCert(args[1:], stdout, stderr)
+	case "status":
+		err = cmdStatus(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "wasmcp", buildVersion())
 	case "help", "-h", "--help":
@@ -77,11 +82,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 var errUsage = errors.New("usage")
 
-// newLogger writes text logs to w at the given level.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+// newLogger writes logs to w at the given level, in format "text" (or "")
+// or "json".
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	// A record logged with a traced call's context names its trace.
+	switch format {
+	case "text", "":
+		return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts))), nil
+	case "json":
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts))), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }

@@ -27,6 +27,7 @@ type engineFlags struct {
 	timeout    time.Duration
 	output     mibSize
 	logLevel   string
+	logFormat  string
 	instrument bool
 	budget     int64
 	httpProxy  bool
@@ -44,11 +45,12 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.Int64Var(&f.budget, "memory-budget", 0, "MiB the instances running at once may use together (memory and table caps); a call waits up to 5s for room, then fails as busy. 0: half the cgroup limit or the machine's memory; -1: no budget")
 	fs.BoolVar(&f.httpProxy, "http-proxy-from-env", false, "send guests' outbound HTTP through the proxy named by HTTPS_PROXY/HTTP_PROXY/NO_PROXY (off: direct connections, guarded against private addresses)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json (one object a line)")
 	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")
 }
 
 func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
-	log, err := newLogger(stderr, f.logLevel)
+	log, err := newLogger(stderr, f.logLevel, f.logFormat)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +113,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tf.register(fs)
 	var af authFlags
 	af.register(fs)
+	var of opsFlags
+	of.register(fs)
+	var cf configFlags
+	cf.register(fs)
 	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
 
 Serves every .wasm module in DIR as MCP tools, resources and prompts. Each
@@ -122,6 +128,13 @@ can hold.
 Flags:
 `); err != nil {
 		return err
+	}
+	cfg, err := cf.resolve(fs, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if cf.print {
+		return cfg.write(stdout)
 	}
 	if *maxBatch <= 0 {
 		return fmt.Errorf("--max-batch %d: want a positive number", *maxBatch)
@@ -162,23 +175,18 @@ Flags:
 	}
 	defer engine.Close(context.Background())
 	log := engine.Logger()
-	// HTTP binds before the modules load: a port in use is reported at
-	// once, not after every module has compiled.
-	var httpLn net.Listener
-	var httpOpts mcphttp.Options
-	if *httpAddr != "" {
-		if *useStdio {
-			return errors.New("--stdio and --http are exclusive")
-		}
-		if httpLn, httpOpts, err = listenHTTP(*httpAddr, &hf, &af, *maxBatch, log); err != nil {
-			return err
-		}
-		defer httpLn.Close()
+	if len(cfg.envUsed) > 0 {
+		log.Info("settings from the environment", "vars", cfg.envUsed)
+	}
+	ops, err := of.newOps(ctx, log)
+	if err != nil {
+		return err
 	}
 	taskMgr, err := tf.manager(ctx, *tools, log)
 	if err != nil {
 		return err
 	}
+	ops.health.StoreOpen(true)
 	// Ends the guests of running tasks (marked failed) before the engine
 	// closes.
 	defer taskMgr.Close(context.Background(), 5*time.Second)
@@ -196,13 +204,15 @@ Flags:
 	}
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: buildVersion(), Instructions: *instructions, Logger: log,
 		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo,
-		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(log)})
+		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(log), Observer: ops.metrics, Tracer: ops.tracer()})
+	ops.metrics.WatchServer(srv)
 	if fanout != nil {
 		fctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go fanout.deliver(fctx, srv)
 	}
 	reg := registry.New(*tools, engine, srv, log)
+	reg.SetObserver(ops.metrics)
 	if *skillsDir != "" {
 		reg.ServeSkills(*skillsDir)
 	}
@@ -211,12 +221,35 @@ Flags:
 	// the process; the registry serializes loads.
 	stopFollowing := followTools(ctx, reg, *tools, *watch, log)
 	defer stopFollowing()
+	if *httpAddr != "" && *useStdio {
+		return errors.New("--stdio and --http are exclusive")
+	}
+	// A --metrics-addr listener answers /readyz (not ready) during the load.
+	defer ops.close()
+	if err := ops.listen(&of, *httpAddr); err != nil {
+		return err
+	}
+	// HTTP binds before the modules load: a port in use is reported at
+	// once, not after every module has compiled.
+	var httpLn net.Listener
+	var httpOpts mcphttp.Options
+	if *httpAddr != "" {
+		if httpLn, httpOpts, err = listenHTTP(*httpAddr, &hf, &af, *maxBatch, log, ops.httpOptions(&of, func(url string) {
+			ops.summary(srv, append([]string{url}, ops.listenerURLs()...), &ef, &tf, af.provider)
+		})); err != nil {
+			return err
+		}
+		defer httpLn.Close()
+	}
 	if err := reg.Load(ctx); err != nil {
 		return err
 	}
+	ops.health.CatalogLoaded()
 	if httpLn != nil {
 		return serveHTTP(ctx, srv, httpLn, httpOpts, log)
 	}
+	ops.health.Listening(true) // stdin is open
+	ops.summary(srv, append([]string{"stdio"}, ops.listenerURLs()...), &ef, &tf, "local user (stdio)")
 	log.Info("serving MCP on stdio", "tools", *tools)
 	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name})
 }

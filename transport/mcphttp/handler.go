@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,6 +127,24 @@ type Options struct {
 	Middleware func(http.Handler) http.Handler
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// ExtraRoutes are more handlers served beside /mcp (e.g. /metrics,
+	// /healthz), by exact path, behind the same Host and Origin checks.
+	// They cannot replace /mcp, /sse or /messages.
+	ExtraRoutes map[string]http.Handler
+	// Wrap, when set, wraps the handler Serve serves (e.g. to extract a
+	// trace context from the headers into the request's context).
+	Wrap func(http.Handler) http.Handler
+	// Started, when set, is called by Serve with its Handler once the
+	// listener accepts connections.
+	Started func(*Handler)
+	// Draining, when set, is called by Serve as its graceful shutdown
+	// begins, DrainDelay before it stops accepting connections: a readiness
+	// probe reports not ready from then on.
+	Draining func()
+	// DrainDelay is how long Serve keeps accepting and serving after
+	// Draining, so that load balancers notice the failing readiness probe
+	// first (Serve only). 0 means none.
+	DrainDelay time.Duration
 }
 
 func (o *Options) defaults() {
@@ -309,8 +328,9 @@ func (a *activity) idle() <-chan struct{} {
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Routes are the paths the handler serves: /mcp, and /sse and /messages
-// when the 2024-11-05 HTTP+SSE pair is on. An embedder that mounts the
+// Routes are the paths the handler serves: /mcp, /sse and /messages
+// when the 2024-11-05 HTTP+SSE pair is on, then Options.ExtraRoutes in
+// order. An embedder that mounts the
 // handler on its own mux registers each of them (ServeHTTP answers 404 for
 // any other path).
 func (h *Handler) Routes() []string {
@@ -318,7 +338,14 @@ func (h *Handler) Routes() []string {
 	if h.opts.LegacySSE && h.opts.Mode != Simple {
 		routes = append(routes, "/sse", "/messages")
 	}
-	return routes
+	extra := make([]string, 0, len(h.opts.ExtraRoutes))
+	for p := range h.opts.ExtraRoutes {
+		if !slices.Contains(routes, p) {
+			extra = append(extra, p)
+		}
+	}
+	slices.Sort(extra)
+	return append(routes, extra...)
 }
 
 // ServeHTTP routes a request: the Host and Origin checks, then /mcp (and,
@@ -379,8 +406,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.pairPost(w, r)
 	default:
+		if rt, ok := h.opts.ExtraRoutes[r.URL.Path]; ok {
+			rt.ServeHTTP(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
+}
+
+// Stats are a Handler's gauges.
+type Stats struct {
+	// Sessions is the number of legacy sessions open.
+	Sessions int
+	// Streams is the number of standalone SSE streams open.
+	Streams int
+}
+
+// Stats returns the handler's gauges now.
+func (h *Handler) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Stats{Sessions: len(h.sessions), Streams: h.getStreams}
 }
 
 func (h *Handler) allow() string {

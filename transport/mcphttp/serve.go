@@ -30,7 +30,23 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	// protocol served.
 	var handler http.Handler = h
 	if opts.Middleware != nil {
-		handler = opts.Middleware(h)
+		guarded := opts.Middleware(h)
+		handler = guarded
+		if len(opts.ExtraRoutes) > 0 {
+			// The operator's routes (probes, metrics) are not behind the
+			// guard: a load balancer's probe carries no credentials. The
+			// Host and Origin checks still apply.
+			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, ok := opts.ExtraRoutes[r.URL.Path]; ok {
+					h.ServeHTTP(w, r)
+					return
+				}
+				guarded.ServeHTTP(w, r)
+			})
+		}
+	}
+	if opts.Wrap != nil {
+		handler = opts.Wrap(handler)
 	}
 	if lo, _ := isLoopback(opts.Addr); !lo && opts.Middleware == nil && len(opts.AllowedHosts) == 0 {
 		opts.Logger.Warn("serving on a non-loopback address: any Host header is accepted and nothing authenticates "+
@@ -88,6 +104,9 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 			errc <- hs.Serve(ln)
 		}
 	}()
+	if opts.Started != nil {
+		opts.Started(h)
+	}
 	select {
 	case err := <-errc:
 		h.Close()
@@ -104,6 +123,18 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 		}
 		return fmt.Errorf("mcphttp: serving HTTP/3: %w", err)
 	case <-ctx.Done():
+	}
+	if opts.Draining != nil {
+		opts.Draining()
+	}
+	if opts.DrainDelay > 0 {
+		opts.Logger.Info("draining: not ready, still serving", "for", opts.DrainDelay)
+		select {
+		case err := <-errc:
+			h.Close()
+			return fmt.Errorf("mcphttp: serving: %w", err)
+		case <-time.After(opts.DrainDelay):
+		}
 	}
 	opts.Logger.Info("shutting down HTTP", "grace", opts.ShutdownGrace)
 	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)

@@ -1,0 +1,23 @@
+package registry
+
+import "time"
+
+// Observer receives the registry's load events, for metrics. Its methods
+// are called under the registry's load lock and must be quick.
+type Observer interface {
+	// ModuleLoaded reports a module compiled and described: its name, the
+	// time the load took and the size of its WebAssembly binary.
+	ModuleLoaded(module string, took time.Duration, wasmBytes int)
+	// ModuleRefused reports a file that was not loaded.
+	ModuleRefused()
+	// CatalogPublished reports a new catalog installed (the initial one and
+	// every reload that changed something).
+	CatalogPublished()
+}
+
+// SetObserver sets the registry's observer; call it before Load.
+func (r *Registry) SetObserver(o Observer) {
+	r.syncMu.Lock()
+	r.observer = o
+	r.syncMu.Unlock()
+}
