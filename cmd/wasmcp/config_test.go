@@ -46,7 +46,7 @@ timeout = "3s"
 	}
 	for key, want := range map[string]string{
 		"http":            `http = "127.0.0.1:9000" # file`,
-		"max-body":        `max-body = "2097152" # file`,
+		"max-body":        `max-body = "2MiB" # file`,
 		"sse-replay":      `sse-replay = 32 # env`,
 		"timeout":         `timeout = "5s" # flag`,
 		"watch":           `watch = false # file`,
