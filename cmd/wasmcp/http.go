@@ -36,6 +36,7 @@ type httpFlags struct {
 	maxCallsPerConn   int
 	maxHeader         byteSize
 	maxSessions       int
+	maxSessionsPer    int
 	maxStreams        int
 	readTimeout       time.Duration
 	readHeaderTimeout time.Duration
@@ -58,6 +59,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxConns, "max-conns", mcphttp.DefaultMaxConns(), "connections open at once, sized from the file-descriptor limit (3/4 of it, less 96); past it new ones are closed at accept")
 	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", mcphttp.DefaultMaxConnsPerAddr, "connections open at once from one remote IP address (raise to --max-conns behind a reverse proxy)")
 	fs.IntVar(&f.maxCallsPerConn, "max-calls-per-conn", mcphttp.DefaultMaxConcurrentStreams, "requests in flight on one HTTP/2 connection (HTTP/1.1 serves one at a time)")
+	fs.IntVar(&f.maxSessionsPer, "max-sessions-per-principal", 0, "legacy HTTP sessions one authenticated principal may hold (0: --max-sessions); past it that principal's idlest idle session is ended")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcphttp.DefaultMaxSessions, "legacy HTTP sessions kept at once; past it the idlest idle session is ended, or initialize gets 503 when all are busy")
 	fs.IntVar(&f.maxStreams, "max-sse-streams", mcphttp.DefaultMaxStreams, "standalone SSE streams (GET /mcp, GET /sse) open at once, one per session; past it 503")
 	fs.DurationVar(&f.readTimeout, "read-timeout", mcphttp.DefaultReadTimeout, "longest time a client may take to send a request body")
@@ -87,21 +89,25 @@ func (f *httpFlags) options(log *slog.Logger, maxBatch int) (mcphttp.Options, er
 		Logger:         log,
 		MaxBatch:       maxBatch,
 
-		MaxHeaderBytes:       int(f.maxHeader),
-		MaxConns:             f.maxConns,
-		MaxConnsPerAddr:      f.maxConnsPerAddr,
-		MaxConcurrentStreams: f.maxCallsPerConn,
-		MaxSessions:          f.maxSessions,
-		MaxStreams:           f.maxStreams,
-		ReadTimeout:          f.readTimeout,
-		ReadHeaderTimeout:    f.readHeaderTimeout,
-		IdleTimeout:          f.idleTimeout,
+		MaxHeaderBytes:          int(f.maxHeader),
+		MaxConns:                f.maxConns,
+		MaxConnsPerAddr:         f.maxConnsPerAddr,
+		MaxConcurrentStreams:    f.maxCallsPerConn,
+		MaxSessions:             f.maxSessions,
+		MaxStreams:              f.maxStreams,
+		MaxSessionsPerPrincipal: f.maxSessionsPer,
+		ReadTimeout:             f.readTimeout,
+		ReadHeaderTimeout:       f.readHeaderTimeout,
+		IdleTimeout:             f.idleTimeout,
 	}
 	for name, v := range map[string]int{"--max-conns": f.maxConns, "--max-conns-per-addr": f.maxConnsPerAddr,
 		"--max-calls-per-conn": f.maxCallsPerConn, "--max-sessions": f.maxSessions, "--max-sse-streams": f.maxStreams} {
 		if v <= 0 {
 			return opts, fmt.Errorf("%s %d: want a positive number", name, v)
 		}
+	}
+	if f.maxSessionsPer < 0 {
+		return opts, fmt.Errorf("--max-sessions-per-principal %d: want 0 or a positive number", f.maxSessionsPer)
 	}
 	for name, d := range map[string]time.Duration{"--read-timeout": f.readTimeout, "--read-header-timeout": f.readHeaderTimeout,
 		"--idle-timeout": f.idleTimeout} {

@@ -32,14 +32,14 @@ func TestHTTPFlags(t *testing.T) {
 	f = httpFlags{}
 	f.register(fs)
 	if err := fs.Parse([]string{"--max-conns", "500", "--max-conns-per-addr", "50", "--max-calls-per-conn", "10", "--max-header-bytes", "8KiB",
-		"--max-sessions", "64", "--max-sse-streams", "32", "--read-timeout", "5s", "--read-header-timeout", "2s", "--idle-timeout", "1m"}); err != nil {
+		"--max-sessions", "64", "--max-sessions-per-principal", "8", "--max-sse-streams", "32", "--read-timeout", "5s", "--read-header-timeout", "2s", "--idle-timeout", "1m"}); err != nil {
 		t.Fatal(err)
 	}
 	if opts, err = f.options(nil, 7); err != nil {
 		t.Fatal(err)
 	}
 	if opts.MaxConns != 500 || opts.MaxConnsPerAddr != 50 || opts.MaxConcurrentStreams != 10 || opts.MaxHeaderBytes != 8<<10 ||
-		opts.MaxSessions != 64 || opts.MaxStreams != 32 || opts.MaxBatch != 7 || opts.ReadTimeout != 5*time.Second ||
+		opts.MaxSessions != 64 || opts.MaxSessionsPerPrincipal != 8 || opts.MaxStreams != 32 || opts.MaxBatch != 7 || opts.ReadTimeout != 5*time.Second ||
 		opts.ReadHeaderTimeout != 2*time.Second || opts.IdleTimeout != time.Minute {
 		t.Fatalf("limits: %+v", opts)
 	}
