@@ -171,15 +171,13 @@ headers = { X-Token = "` + netSecret + `" }
 }
 
 // netServer is the one destination the hostilego policy grants: "/" answers
-// "fine", "/echo" echoes the X-Token header, "/meta" redirects to the cloud
-// metadata address and "/out" to a port the policy does not grant.
+// "fine", "/echo" echoes the X-Token header and "/out" redirects to a port the policy
+// does not grant.
 func netServer() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/echo":
 			fmt.Fprintf(w, "token=%s", r.Header.Get("X-Token"))
-		case "/meta":
-			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
 		case "/out":
 			http.Redirect(w, r, "http://127.0.0.1:1/", http.StatusFound)
 		default:
