@@ -33,7 +33,7 @@ func toolError(t *testing.T, r reply, module, want string) {
 }
 
 var cases = []hostileCase{
-	{name: "infinite loop", tool: "loop", want: "deadline of 2s exceeded (limit timeout)"},
+	{name: "infinite loop", tool: "loop", want: "deadline of " + hostileTimeout + " exceeded (limit timeout)"},
 	{name: "unbounded recursion", tool: "recurse", want: "trapped: stack overflow"},
 	{name: "memory.grow until refused", tool: "grow",
 		want: "trapped: wasm error: unreachable; its memory reached the limit of 32MiB (limit memory)"},
@@ -50,8 +50,8 @@ var cases = []hostileCase{
 			t.Fatalf("want the first answer, got %s", r)
 		}
 	}},
-	{name: "never answers, blocks on stdin", tool: "silent", want: "deadline of 2s exceeded (limit timeout)"},
-	{name: "never answers, sleeps", tool: "sleep_forever", want: "deadline of 2s exceeded (limit timeout)"},
+	{name: "never answers, blocks on stdin", tool: "silent", want: "deadline of " + hostileTimeout + " exceeded (limit timeout)"},
+	{name: "never answers, sleeps", tool: "sleep_forever", want: "deadline of " + hostileTimeout + " exceeded (limit timeout)"},
 	{name: "proc_exit mid-message", tool: "exit_mid", want: "exited with code 7 before answering"},
 	{name: "unreachable", tool: "unreachable", want: "trapped: wasm error: unreachable"},
 	{name: "reads a closed stdin", tool: "closed_stdin", check: func(t *testing.T, _ string, r reply) {

@@ -40,7 +40,7 @@ func TestInspectShowsEffectivePolicy(t *testing.T) {
 	}
 	got := inspect("hostilego")
 	want := map[string]any{
-		"memory": "32MiB", "timeout": "2s", "max_output": "1MiB", "max_line": "256KiB",
+		"memory": "32MiB", "timeout": hostileTimeout, "max_output": "1MiB", "max_line": "256KiB",
 		"max_instances": 0.0, "max_queue": 64.0, "stderr": "log",
 		"mount": []any{
 			map[string]any{"host": filepath.Join(toolsDir, "data"), "guest": "/data", "mode": "ro"},

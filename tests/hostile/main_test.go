@@ -69,7 +69,7 @@ func runMain(m *testing.M) int {
 	toolsDir = filepath.Join(dir, "tools")
 	outsideDir = filepath.Join(dir, "outside")
 	cacheDir = filepath.Join(os.TempDir(), "wasmcp-test-cache")
-	if err := writeTools(toolsDir, outsideDir, "2s"); err != nil {
+	if err := writeTools(toolsDir, outsideDir, hostileTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		return 1
 	}
@@ -94,6 +94,13 @@ func runMain(m *testing.M) int {
 // Hostile modules get small limits (32 MiB, timeout, 1 MiB output, 256 KiB
 // lines); good gets the server's defaults. hostilego is granted /data
 // (read-only: a file and two symbolic links leading out of it) and
+
+// hostileTimeout is the hostile modules' deadline: long enough that the
+// cases that end on their own (a stack overflow, memory refused) do so
+// before it on a loaded two-core machine, short enough that the cases
+// that end only at the deadline keep the battery quick.
+const hostileTimeout = "5s"
+
 // /scratch (read-write), and two environment variables.
 func writeTools(dir, outside, timeout string) error {
 	for _, d := range []string{dir, outside, filepath.Join(dir, "data"), filepath.Join(dir, "scratch")} {
