@@ -30,6 +30,10 @@ const maxOutstanding = 16
 // guest's answer. params is the raw params object (may be nil). A failure of
 // the guest (trap, exit, broken ABI, broken limit) or of the caller
 // (cancellation) is a *GuestError; the module stays usable either way.
+//
+// A module not compiled yet (or whose code the engine's code budget
+// closed) is compiled first, and the call waits for it; concurrent calls
+// share one compilation (code.go).
 func (m *Module) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 	if st := contract.CallStatsFrom(ctx); st != nil {
 		return m.measuredCall(ctx, method, params, peer, st)
@@ -71,6 +75,17 @@ func limitName(msg string) string {
 }
 
 func (m *Module) call(ctx context.Context, method string, params []byte, peer contract.Peer, st *contract.CallStats) (*contract.Reply, error) {
+	code, err := m.slot.acquire(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	defer m.slot.release(m)
+	return m.callWith(ctx, code, method, params, peer, 0, st)
+}
+
+// callWith runs a call on the given code; a positive budget shortens the
+// module's timeout (describe runs at load).
+func (m *Module) callWith(ctx context.Context, code *compiled, method string, params []byte, peer contract.Peer, budget time.Duration, st *contract.CallStats) (*contract.Reply, error) {
 	var t0 time.Time
 	if st != nil {
 		t0 = time.Now()
@@ -79,10 +94,10 @@ func (m *Module) call(ctx context.Context, method string, params []byte, peer co
 		return nil, err
 	}
 	defer m.gate.release()
-	if err := m.engine.mem.acquire(ctx, m.name, m.cost); err != nil {
+	if err := m.engine.mem.acquire(ctx, m.name, code.cost); err != nil {
 		return nil, err
 	}
-	defer m.engine.mem.release(m.cost)
+	defer m.engine.mem.release(code.cost)
 	if st != nil {
 		t1 := time.Now()
 		st.QueueWait = t1.Sub(t0)
@@ -90,7 +105,10 @@ func (m *Module) call(ctx context.Context, method string, params []byte, peer co
 	}
 
 	id := m.seq.Add(1)
-	c := &call{m: m, id: id, peer: peer, limits: m.policy.Limits}
+	c := &call{m: m, code: code, id: id, peer: peer, limits: m.policy.Limits}
+	if budget > 0 && budget < c.limits.Timeout {
+		c.limits.Timeout = budget
+	}
 	c.idText = strconv.AppendInt(nil, id, 10)
 	c.log = m.engine.log
 
@@ -111,7 +129,7 @@ func (m *Module) call(ctx context.Context, method string, params []byte, peer co
 	// goes back, zeroed, once the instance is closed.
 	mem := &callMemory{}
 	defer mem.release()
-	mod, err := m.runtime.InstantiateModule(experimental.WithMemoryAllocator(tctx, mem), m.code, cfg)
+	mod, err := code.runtime.InstantiateModule(experimental.WithMemoryAllocator(tctx, mem), code.code, cfg)
 	if st != nil {
 		t1 := time.Now()
 		st.Instantiate = t1.Sub(t0)
@@ -124,7 +142,7 @@ func (m *Module) call(ctx context.Context, method string, params []byte, peer co
 		}
 		return nil, &GuestError{Module: m.name, Kind: KindTrap, Msg: "could not be instantiated: " + trimTrap(err.Error()), Err: err}
 	}
-	if m.interrupt {
+	if code.interrupt {
 		// The instrumented loops trap once the call's context ends.
 		if g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal); ok {
 			defer context.AfterFunc(tctx, func() { g.Set(1) })()
@@ -185,6 +203,7 @@ func (c *call) expired() bool {
 // call is the state of one Call.
 type call struct {
 	m      *Module
+	code   *compiled
 	id     int64
 	idText []byte
 	peer   contract.Peer
@@ -210,8 +229,8 @@ type call struct {
 }
 
 func (c *call) run(mod api.Module) error {
-	if c.m.reactor {
-		if c.m.init {
+	if c.code.reactor {
+		if c.code.init {
 			if _, err := mod.ExportedFunction("_initialize").Call(c.ctx); err != nil {
 				return err
 			}

@@ -8,7 +8,45 @@ import (
 // descCache keeps module descriptions on disk by module hash, beside the
 // compilation cache, so a restart neither recompiles nor re-describes.
 // Errors are ignored: the cache is an optimisation.
+//
+// It also keeps a copy of each module opened with Open, in the sibling
+// directory "modules", by hash: a module whose code is compiled only on its
+// first call, or compiled again after the code budget closed it, is
+// compiled from that copy, so a call that started on an old version still
+// runs that version after its file was replaced.
 type descCache struct{ dir string }
+
+// modulePath is where the copy of a module is kept.
+func (c *descCache) modulePath(hash string) string {
+	return filepath.Join(filepath.Dir(c.dir), "modules", hash+".wasm")
+}
+
+// keepModule stores a copy of wasm unless one is there already.
+func (c *descCache) keepModule(hash string, wasm []byte) {
+	if c == nil {
+		return
+	}
+	p := c.modulePath(hash)
+	if _, err := os.Stat(p); err == nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return
+	}
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, wasm, 0o644) == nil {
+		_ = os.Rename(tmp, p)
+	}
+}
+
+// module reads the copy of a module, if there is one.
+func (c *descCache) module(hash string) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(c.modulePath(hash))
+	return b, err == nil
+}
 
 func (c *descCache) get(hash string) ([]byte, bool) {
 	if c == nil {

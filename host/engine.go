@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -57,6 +58,23 @@ type Config struct {
 	// Egress configures guests' outbound HTTP (proxy, resolver, dialer);
 	// what each module may reach is its policy's HTTP.
 	Egress egress.Options
+	// CodeMemory bounds, in bytes, the compiled code the engine keeps for
+	// modules opened with Open: past it, the code of the least recently
+	// called modules is closed (never while a call runs on it) and
+	// compiled again on their next call. Zero means DefaultCodeMemory;
+	// NoCodeBudget keeps all code.
+	CodeMemory int64
+	// Compilations bounds the compilations running at once; zero means
+	// DefaultCompilations().
+	Compilations int
+	// DescribeTimeout is the deadline of a module's describe run at load,
+	// when shorter than its call timeout; zero means
+	// DefaultDescribeTimeout.
+	DescribeTimeout time.Duration
+	// SlowCompile is how long a compilation runs before it is logged (and
+	// then logged again every SlowCompile); zero means
+	// DefaultSlowCompile.
+	SlowCompile time.Duration
 }
 
 // DefaultCacheMaxBytes is the default bound of the on-disk cache (a Go
@@ -77,11 +95,15 @@ func DefaultCacheDir() string {
 // Engine owns the wazero runtimes and the compilation cache. It is safe for
 // concurrent use. Modules loaded by an Engine are valid until it is closed.
 type Engine struct {
-	cfg   Config
-	log   *slog.Logger
-	cache wazero.CompilationCache
-	descs *descCache
-	mem   *memBudget
+	cfg    Config
+	log    *slog.Logger
+	cache  wazero.CompilationCache
+	descs  *descCache
+	mem    *memBudget
+	code   *codeBudget
+	pool   compilePool
+	built  atomic.Int64 // compilations done (Engine.build)
+	active atomic.Int64 // compilations running
 
 	mu       sync.Mutex
 	runtimes map[runtimeKey]wazero.Runtime
@@ -94,7 +116,18 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{}, mem: newMemBudget(cfg.MemoryBudget, cfg.BudgetWait)}
+	if cfg.Compilations <= 0 {
+		cfg.Compilations = DefaultCompilations()
+	}
+	if cfg.DescribeTimeout <= 0 {
+		cfg.DescribeTimeout = DefaultDescribeTimeout
+	}
+	if cfg.SlowCompile <= 0 {
+		cfg.SlowCompile = DefaultSlowCompile
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{},
+		mem:  newMemBudget(cfg.MemoryBudget, cfg.BudgetWait),
+		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations)}
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()
@@ -198,7 +231,9 @@ func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone bool) (w
 	return r, nil
 }
 
-// Close closes every runtime, ending every running instance.
+// Close closes every runtime, ending every running instance. While a
+// compilation runs (wazero cannot stop one) the runtimes are left open
+// instead, for the process to end with them: Close does not wait.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -206,6 +241,10 @@ func (e *Engine) Close(ctx context.Context) error {
 		return nil
 	}
 	e.closed = true
+	if n := e.active.Load(); n > 0 {
+		e.log.Info("engine closed with compilations running; their runtimes are left to the process's end", "compilations", n)
+		return nil
+	}
 	var errs []error
 	for _, r := range e.runtimes {
 		errs = append(errs, r.Close(ctx))

@@ -40,7 +40,7 @@ func TestInstrumentedLoopStopsAtDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.interrupt {
+	if !m.instrumented() {
 		t.Fatal("the spin module was not instrumented")
 	}
 	done := make(chan error, 1)
@@ -95,7 +95,7 @@ func TestUninstrumentableModuleFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.interrupt {
+	if m.instrumented() {
 		t.Fatal("instrumented a module that exports the interrupt name")
 	}
 	if _, err := m.Call(context.Background(), "tools/call", []byte(`{"name":"spin"}`), nil); !IsKind(err, KindLimit) {
@@ -125,7 +125,7 @@ func TestInstrumentationIsOffByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.interrupt {
+	if m.instrumented() {
 		t.Fatal("instrumented without InstrumentLoops")
 	}
 	if _, err := m.Call(context.Background(), "tools/call", []byte(`{"name":"spin"}`), nil); !IsKind(err, KindLimit) {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -24,27 +25,26 @@ import (
 
 // Module is a compiled, described tool module. It is immutable and safe for
 // concurrent use; every Call runs in a fresh instance.
+//
+// A module opened from a cached description (Engine.Open) is listed
+// before it is compiled: its code is compiled on its first call, and may
+// be closed again when the engine's code budget is exceeded and compiled
+// again on a later call (code.go).
 type Module struct {
 	name    string
 	hash    string
 	engine  *Engine
-	runtime wazero.Runtime
-	code    wazero.CompiledModule
 	desc    *abi.Description
+	descLen int // bytes of the description's JSON
 	schemas map[string]contract.ToolSchemas
 	skills  []*skills.Skill // built from desc.Skills (skills.go)
 	policy  Policy
-	reactor bool
-	init    bool // reactor exports _initialize
 	base    wazero.ModuleConfig
 	gate    *gate
-	cost    int64 // what one instance takes from the engine's memory budget
 	seq     atomic.Int64
 	egress  *egress.Client // outbound HTTP (http.go); nil without a grant
 
-	// interrupt: the module was instrumented (Engine.compile); a call stops
-	// it by setting its interruptExport global.
-	interrupt bool
+	slot codeSlot // the compiled code, when there is some (code.go)
 }
 
 // Name is the module's name (its file name without .wasm).
@@ -73,46 +73,190 @@ func (m *Module) Policy() Policy { return m.policy }
 // modified.
 func (m *Module) Access() *Access { return &m.policy.Access }
 
-// Reactor reports whether the module is a reactor (exports wasmcp_main).
-func (m *Module) Reactor() bool { return m.reactor }
-
-// Close releases the compiled code. Calls still running finish first only if
-// the caller waits for them; new calls fail.
-func (m *Module) Close(ctx context.Context) error {
-	if m.egress != nil {
-		m.egress.Close()
-	}
-	return m.code.Close(ctx)
-}
+// Reactor reports whether the module is a reactor (exports wasmcp_main),
+// as its last compilation found; false for a module not compiled yet.
+func (m *Module) Reactor() bool { return m.slot.reactor.Load() }
 
 // Load compiles a module, checks its imports and exports, learns its
 // description (from its custom section, the description cache, or by
-// running it once with wasmcp/describe) and validates it.
+// running it once with wasmcp/describe) and validates it. The module keeps
+// its code until it is closed.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (*Module, error) {
+	return e.load(ctx, name, wasm, "", p, nil)
+}
+
+// Open is Load for a server with many modules: when the description of
+// wasm is in the description cache, the module is returned at once,
+// described but not compiled, and compiled on its first call; otherwise it
+// is loaded as Load does. hash is ModuleHash(wasm), or "" to have Open
+// compute it (a caller that needs it anyway saves a pass over the bytes).
+// src reads the module's bytes again whenever its code must be compiled
+// and the engine's copy of them is missing (first call, or a call after
+// the engine's code budget closed it); bytes whose hash is not the
+// module's fail that call.
+func (e *Engine) Open(ctx context.Context, name string, wasm []byte, hash string, p Policy, src func() ([]byte, error)) (*Module, error) {
 	p.Limits = p.Limits.WithDefaults(e.cfg.Limits)
-	sum := sha256.Sum256(wasm) // of the module as given, before prepare
-	m := &Module{name: name, hash: hex.EncodeToString(sum[:]), engine: e, policy: p}
+	if hash == "" {
+		hash = hexSum(wasm)
+	}
+	e.descs.keepModule(hash, wasm)
+	if raw, ok := e.descs.get(hash); ok {
+		m, err := e.newModule(name, hash, p, src)
+		if err != nil {
+			return nil, err
+		}
+		if d, err := m.parseDescription(raw, "cache"); err == nil {
+			if err := m.setDescription(d, len(raw)); err != nil {
+				return nil, err
+			}
+			e.log.Info("module described", "module", name, "sha256", hash[:12], "tools", len(d.Tools),
+				"resources", len(d.Resources)+len(d.ResourceTemplates), "prompts", len(d.Prompts), "compiled", false)
+			return m, nil
+		}
+	}
+	return e.load(ctx, name, wasm, hash, p, src)
+}
+
+// ModuleHash is a module's hash, as Module.Hash reports it: the hex
+// SHA-256 of its bytes.
+func ModuleHash(wasm []byte) string { return hexSum(wasm) }
+
+// hexSum is the hex SHA-256 of b: a module's hash.
+func hexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// newModule is a module without code or description yet.
+func (e *Engine) newModule(name, hash string, p Policy, src func() ([]byte, error)) (*Module, error) {
+	m := &Module{name: name, hash: hash, engine: e, policy: p}
+	m.slot.src = src
+	base, gate, err := p.moduleConfig(name)
+	if err != nil {
+		return nil, &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf("policy: %v", err)}
+	}
+	m.base = base.WithRandSource(rand.Reader)
+	m.gate = gate
+	if err := m.setupEgress(); err != nil {
+		return nil, &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf("policy: %v", err)}
+	}
+	return m, nil
+}
+
+// setDescription validates d and makes it the module's.
+func (m *Module) setDescription(d *abi.Description, size int) error {
+	fail := func(err error) error {
+		return &GuestError{Module: m.name, Kind: KindLoad, Msg: fmt.Sprintf("invalid description: %v", err)}
+	}
+	if err := m.validate(d); err != nil {
+		return fail(err)
+	}
+	var err error
+	if m.skills, err = buildSkills(d.Skills); err != nil {
+		return fail(err)
+	}
+	m.desc, m.descLen = d, size
+	return nil
+}
+
+func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string, p Policy, src func() ([]byte, error)) (*Module, error) {
+	p.Limits = p.Limits.WithDefaults(e.cfg.Limits)
+	if hash == "" {
+		hash = hexSum(wasm)
+	}
+	m, err := e.newModule(name, hash, p, src)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	c, err := e.build(ctx, m, wasm)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = c.code.Close(context.Background())
+		}
+	}()
+	desc, size, err := m.describe(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.setDescription(desc, size); err != nil {
+		return nil, err
+	}
+	ok = true
+	m.slot.install(c)
+	e.code.added(m, c)
+	e.log.Info("module loaded", "module", name, "sha256", m.hash[:12], "tools", len(desc.Tools),
+		"resources", len(desc.Resources)+len(desc.ResourceTemplates), "prompts", len(desc.Prompts), "reactor", c.reactor,
+		"took", time.Since(start).Round(time.Millisecond))
+	return m, nil
+}
+
+// build compiles wasm (in the engine's bounded compilation pool) and
+// checks the compiled module's imports and exports.
+func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, error) {
+	name := m.name
 	fail := func(format string, a ...any) error {
 		return &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf(format, a...)}
 	}
-	wasm, info, err := prepare(wasm, p.Limits)
+	// The module's structure is checked against the host's caps before
+	// wazero sees it (prepare.go); the hash stays that of the module as
+	// given.
+	wasm, info, err := prepare(wasm, m.policy.Limits)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	m.cost = instanceCost(p.Limits, info)
-	if err := e.mem.fits(m.cost); err != nil {
+	cost := instanceCost(m.policy.Limits, info)
+	if err := e.mem.fits(cost); err != nil {
 		return nil, fail("%v", err)
 	}
-	r, code, interrupt, err := e.compile(ctx, name, p.Limits.memoryPages(), wasm)
+	release, err := e.pool.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// wazero cannot stop a compilation: a caller whose context ends stops
+	// waiting (so a signal always ends the process), the compilation ends
+	// on its own and its code is closed.
+	type result struct {
+		r         wazero.Runtime
+		code      wazero.CompiledModule
+		interrupt bool
+		err       error
+	}
+	ch := make(chan result, 1)
+	e.active.Add(1)
+	go func() {
+		defer e.active.Add(-1)
+		defer release()
+		done := e.slowLog(name)
+		defer done()
+		var x result
+		x.r, x.code, x.interrupt, x.err = e.compile(context.WithoutCancel(ctx), name, m.policy.Limits.memoryPages(), wasm)
+		e.built.Add(1)
+		ch <- x
+	}()
+	var x result
+	select {
+	case x = <-ch:
+	case <-ctx.Done():
+		go func() {
+			if x := <-ch; x.code != nil {
+				_ = x.code.Close(context.Background())
+			}
+		}()
+		return nil, fmt.Errorf("compiling module %s: %w", name, context.Cause(ctx))
+	}
+	r, code, interrupt, err := x.r, x.code, x.interrupt, x.err
 	if r == nil {
 		return nil, err
 	}
-	m.runtime = r
 	if err != nil {
 		return nil, fail("does not compile: %v", err)
 	}
-	m.interrupt = interrupt
-	m.code = code
+	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm), cost: cost}
 	ok := false
 	defer func() {
 		if !ok {
@@ -133,80 +277,66 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, p Policy) (
 	}
 	exports := code.ExportedFunctions()
 	if _, ok := exports[abi.ReactorEntry]; ok {
-		m.reactor = true
-		_, m.init = exports["_initialize"]
+		c.reactor = true
+		_, c.init = exports["_initialize"]
 	} else if _, ok := exports["_start"]; !ok {
 		return nil, fail("exports neither _start (command) nor %s (reactor)", abi.ReactorEntry)
 	}
 	if _, ok := code.ExportedMemories()["memory"]; !ok {
 		return nil, fail(`does not export its memory as "memory"`)
 	}
-	base, gate, err := p.moduleConfig(name)
-	if err != nil {
-		return nil, fail("policy: %v", err)
-	}
-	m.base = base.WithRandSource(rand.Reader)
-	m.gate = gate
-	if err := m.setupEgress(); err != nil {
-		return nil, fail("policy: %v", err)
-	}
-
-	desc, err := m.describe(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.validate(desc); err != nil {
-		return nil, fail("invalid description: %v", err)
-	}
-	if m.skills, err = buildSkills(desc.Skills); err != nil {
-		return nil, fail("invalid description: %v", err)
-	}
-	m.desc = desc
 	ok = true
-	e.log.Info("module loaded", "module", name, "sha256", m.hash[:12], "tools", len(desc.Tools),
-		"resources", len(desc.Resources)+len(desc.ResourceTemplates), "prompts", len(desc.Prompts), "reactor", m.reactor)
-	return m, nil
+	return c, nil
 }
 
 // describe finds the module's description: custom section, then the
 // on-disk cache, then a describe call.
-func (m *Module) describe(ctx context.Context) (*abi.Description, error) {
+//
+// A description found in the custom section is put in the cache too, so
+// that Open lists the module without compiling it next time. The describe
+// call runs with the engine's describe budget (Config.DescribeTimeout) as
+// its deadline when that is shorter than the module's timeout.
+func (m *Module) describe(ctx context.Context, c *compiled) (*abi.Description, int, error) {
 	var section []byte
 	n := 0
-	for _, s := range m.code.CustomSections() {
+	for _, s := range c.code.CustomSections() {
 		if s.Name() == abi.CustomSection {
 			section, n = s.Data(), n+1
 		}
 	}
 	if n > 1 {
-		return nil, &GuestError{Module: m.name, Kind: KindLoad,
+		return nil, 0, &GuestError{Module: m.name, Kind: KindLoad,
 			Msg: fmt.Sprintf("has %d custom sections named %s; a module carries one description", n, abi.CustomSection)}
 	}
 	if n == 1 {
 		// A C string array ends with a NUL; trailing NULs and
 		// whitespace are not part of the JSON.
 		section = bytes.TrimRight(section, "\x00 \t\r\n")
-		return m.parseDescription(section, "custom section "+abi.CustomSection)
+		d, err := m.parseDescription(section, "custom section "+abi.CustomSection)
+		if err == nil {
+			m.engine.descs.put(m.hash, section)
+		}
+		return d, len(section), err
 	}
 	if raw, ok := m.engine.descs.get(m.hash); ok {
 		if d, err := m.parseDescription(raw, "cache"); err == nil {
-			return d, nil
+			return d, len(raw), nil
 		}
 	}
 	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions(), Features: []string{abi.FeatureHTTP}})
-	reply, err := m.Call(ctx, abi.MethodDescribe, params, nil)
+	reply, err := m.callWith(ctx, c, abi.MethodDescribe, params, nil, m.engine.cfg.DescribeTimeout, nil)
 	if err != nil {
-		return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + err.Error(), Err: err}
+		return nil, 0, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + err.Error(), Err: err}
 	}
 	if reply.Error != nil {
-		return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + reply.Error.Message}
+		return nil, 0, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + reply.Error.Message}
 	}
 	d, err := m.parseDescription(reply.Result, "describe")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	m.engine.descs.put(m.hash, reply.Result)
-	return d, nil
+	return d, len(reply.Result), nil
 }
 
 func (m *Module) parseDescription(raw []byte, from string) (*abi.Description, error) {

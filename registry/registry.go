@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,27 +34,42 @@ import (
 )
 
 // Registry maps the files of one tools directory to loaded modules. It is
-// safe for concurrent use; loads are serialized.
+// safe for concurrent use. Files load concurrently (at most maxLoads at
+// once; compilations are bounded by the engine); one file is never loaded
+// by two syncs at once, and no lock is held while a module loads, so a slow
+// module never holds up another's load or a reload.
 type Registry struct {
 	dir    string
 	engine *host.Engine
 	srv    *protocol.Server
 	log    *slog.Logger
 
-	// syncMu serializes loads (Load, Reload, the watcher): a load compiles
-	// while holding it, the request path never takes it.
-	syncMu sync.Mutex
+	// syncMu guards the sync bookkeeping below; it is never held while a
+	// module loads, and the request path never takes it.
+	syncMu  sync.Mutex
+	refused map[string]refusal // files refused as they are now
+	busy    map[string]bool    // files being loaded now
 
-	mu      sync.Mutex
-	modules map[string]*entry // by file name; guarded by mu, written under syncMu too
+	mu       sync.Mutex
+	modules  map[string]*entry // by file name; guarded by mu
+	retiring []*module         // replaced or removed, to retire once a catalog without them is out; guarded by mu
+	dirty    bool              // modules changed since the last publish; guarded by mu
+	closed   bool              // Close was called; guarded by mu
+	pubTimer *time.Timer       // a publishSoon pending; guarded by mu
 
-	refused map[string]refusal // files refused as they are now; guarded by syncMu
+	pubMu     sync.Mutex  // serializes publish
+	published atomic.Bool // a catalog was published
+	ready     chan struct{}
+	readyOnce sync.Once
+	loads     chan struct{} // bounds the files loading at once
 
-	published bool         // a catalog was published; guarded by syncMu
-	skills    skillsState  // the skills directory (skills.go)
-	open      atomic.Int64 // modules loaded and not yet closed
-	observer  Observer     // guarded by syncMu
+	skills   skillsState  // the skills directory (skills.go)
+	open     atomic.Int64 // modules loaded and not yet closed
+	observer Observer     // guarded by syncMu
 }
+
+// maxLoads bounds the files read, hashed and loaded at once.
+const maxLoads = 8
 
 // entry is the loaded version of one file.
 type entry struct {
@@ -68,8 +84,19 @@ func New(dir string, engine *host.Engine, srv *protocol.Server, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}, refused: map[string]refusal{}}
+	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}, refused: map[string]refusal{},
+		busy: map[string]bool{}, ready: make(chan struct{}), loads: make(chan struct{}, maxLoads)}
 }
+
+// getObserver returns the observer, if any.
+func (r *Registry) getObserver() Observer {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	return r.observer
+}
+
+// Ready is closed once the first catalog is published.
+func (r *Registry) Ready() <-chan struct{} { return r.ready }
 
 // ModuleName is the module name of a file: its base name without .wasm.
 func ModuleName(file string) string {
@@ -112,8 +139,13 @@ func (r *Registry) Reload(ctx context.Context) error {
 	r.syncMu.Lock()
 	clear(r.refused) // an explicit reload tries refused files again
 	r.syncMu.Unlock()
-	for try := 1; ; try++ {
-		files = r.sync(ctx, files)
+	for try := 1; ; {
+		var busy []string
+		files, busy = r.sync(ctx, files)
+		if len(files) > 0 {
+			try++ // a file loading in another sync is waited for, not counted
+		}
+		files = append(files, busy...)
 		if len(files) == 0 {
 			return nil
 		}
@@ -136,12 +168,13 @@ const maxUnstableTries = 20
 
 // Close closes every loaded module once its running calls end. The
 // registry must not be used afterwards.
+// A load still under way is not waited for: its module is closed when it
+// ends.
 func (r *Registry) Close() {
-	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
 	r.mu.Lock()
 	mods := r.modules
 	r.modules = map[string]*entry{}
+	r.closed = true
 	r.mu.Unlock()
 	for _, e := range mods {
 		e.mod.retire()
@@ -248,56 +281,127 @@ const (
 	unstable                 // the file changed while it was read or compiled: retry later
 )
 
-// sync loads, replaces or removes the given files, publishes one catalog
-// for all the changes and retires the replaced modules. It returns the
-// files that were still changing, to be synced again later.
-func (r *Registry) sync(ctx context.Context, files []string) (retry []string) {
-	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
-	var retired []*module
-	changed := false
+// sync loads, replaces or removes the given files, concurrently, and
+// publishes the catalog: as loads finish (so a slow module does not hold
+// back the others), and once more when they all have. A replaced or
+// removed module is retired once a catalog without it is out. sync returns
+// the files that were still changing, to be synced again later, and those
+// another sync is loading now. It returns early when ctx is done; the
+// loads under way then finish on their own.
+func (r *Registry) sync(ctx context.Context, files []string) (retry, busy []string) {
+	var (
+		wg  sync.WaitGroup
+		rmu sync.Mutex
+	)
 	for _, f := range files {
-		out, e := r.syncFile(ctx, f)
-		switch out {
-		case unstable:
-			retry = append(retry, f)
-		case loaded:
-			r.mu.Lock()
-			old := r.modules[f]
-			r.modules[f] = e
-			r.mu.Unlock()
-			if old != nil {
-				retired = append(retired, old.mod)
-				r.log.Info("module replaced", "file", filepath.Join(r.dir, f), "sha256", e.mod.Hash()[:12], "was", old.mod.Hash()[:12])
-			} else {
-				r.log.Info("module added", "file", filepath.Join(r.dir, f), "sha256", e.mod.Hash()[:12])
-			}
-			changed = true
-		case removed:
-			r.mu.Lock()
-			old := r.modules[f]
-			delete(r.modules, f)
-			r.mu.Unlock()
-			if old != nil {
-				retired = append(retired, old.mod)
-				r.log.Info("module removed", "file", filepath.Join(r.dir, f))
-				changed = true
-			}
+		r.syncMu.Lock()
+		if r.busy[f] {
+			r.syncMu.Unlock()
+			busy = append(busy, f)
+			continue
 		}
+		r.busy[f] = true
+		r.syncMu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				r.syncMu.Lock()
+				delete(r.busy, f)
+				r.syncMu.Unlock()
+			}()
+			select {
+			case r.loads <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			out, e := r.syncFile(ctx, f)
+			<-r.loads
+			if out == unstable {
+				rmu.Lock()
+				retry = append(retry, f)
+				rmu.Unlock()
+				return
+			}
+			if r.apply(f, out, e) {
+				r.publishSoon()
+			}
+		}()
 	}
-	if changed || !r.published {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, nil
+	}
+	r.mu.Lock()
+	dirty := r.dirty
+	r.mu.Unlock()
+	if dirty || !r.published.Load() {
 		r.publish()
-		r.published = true
-		if r.observer != nil {
-			r.observer.CatalogPublished()
+		if obs := r.getObserver(); obs != nil {
+			obs.CatalogPublished()
 		}
 	}
-	// After the swap no new call finds the retired modules in the catalog;
-	// each closes when its last running call ends.
-	for _, m := range retired {
-		m.retire()
+	slices.Sort(retry)
+	return retry, busy
+}
+
+// apply swaps in or removes a file's module; it reports whether the
+// modules changed.
+func (r *Registry) apply(f string, out outcome, e *entry) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		if e != nil {
+			go e.mod.retire()
+		}
+		return false
 	}
-	return retry
+	old := r.modules[f]
+	switch out {
+	case loaded:
+		r.modules[f] = e
+		if old != nil {
+			r.retiring = append(r.retiring, old.mod)
+			r.log.Info("module replaced", "file", filepath.Join(r.dir, f), "sha256", e.mod.Hash()[:12], "was", old.mod.Hash()[:12])
+		} else {
+			r.log.Info("module added", "file", filepath.Join(r.dir, f), "sha256", e.mod.Hash()[:12])
+		}
+	case removed:
+		if old == nil {
+			return false
+		}
+		delete(r.modules, f)
+		r.retiring = append(r.retiring, old.mod)
+		r.log.Info("module removed", "file", filepath.Join(r.dir, f))
+	default:
+		return false
+	}
+	r.dirty = true
+	return true
+}
+
+// publishDelay coalesces the catalogs published while loads finish.
+const publishDelay = 50 * time.Millisecond
+
+// publishSoon publishes a catalog within publishDelay, once for all the
+// changes made meanwhile.
+func (r *Registry) publishSoon() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pubTimer == nil {
+		r.pubTimer = time.AfterFunc(publishDelay, func() {
+			r.mu.Lock()
+			r.pubTimer = nil
+			dirty := r.dirty
+			r.mu.Unlock()
+			if dirty {
+				r.publish()
+			}
+		})
+	}
 }
 
 // syncFile reads and, if it changed, loads one file.
@@ -309,7 +413,9 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 
 	st, err := statFile(path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.regular) {
+		r.syncMu.Lock()
 		delete(r.refused, file)
+		r.syncMu.Unlock()
 		return removed, nil
 	}
 	if err != nil {
@@ -321,10 +427,16 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		return r.refuse(file, st, "", fmt.Errorf("policy file: %w", err))
 	}
 	pol := hashHex(polBytes)
-	if rf, ok := r.refused[file]; ok && rf == (refusal{st, pol}) {
+	r.syncMu.Lock()
+	rf, isRefused := r.refused[file]
+	r.syncMu.Unlock()
+	if isRefused && rf == (refusal{st, pol}) {
 		return unchanged, nil // refused as it is; it must change to be tried again
 	}
-	if old != nil && old.stat == st && old.policy == pol {
+	r.mu.Lock()
+	same := old != nil && old.stat == st && old.policy == pol
+	r.mu.Unlock()
+	if same {
 		return unchanged, nil
 	}
 	wasm, err := os.ReadFile(path)
@@ -334,12 +446,16 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	if !r.stable(path, st) {
 		return unstable, nil
 	}
-	sum := hashHex(wasm)
+	sum := host.ModuleHash(wasm)
 	if old != nil && old.wasm == sum && old.policy == pol {
 		// Touched, or written again with the same bytes: keep serving the
 		// loaded version.
+		r.mu.Lock()
 		old.stat = st
+		r.mu.Unlock()
+		r.syncMu.Lock()
 		delete(r.refused, file)
+		r.syncMu.Unlock()
 		return unchanged, nil
 	}
 	p, err := LoadPolicy(path)
@@ -347,9 +463,12 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		return r.refuse(file, st, pol, fmt.Errorf("policy: %w", err))
 	}
 	t0 := time.Now()
-	m, err := r.engine.Load(ctx, ModuleName(file), wasm, p)
-	if err == nil && r.observer != nil {
-		r.observer.ModuleLoaded(m.Name(), time.Since(t0), len(wasm))
+	src := func() ([]byte, error) { return os.ReadFile(path) }
+	m, err := r.engine.Open(ctx, ModuleName(file), wasm, sum, p, src)
+	if err == nil {
+		if obs := r.getObserver(); obs != nil {
+			obs.ModuleLoaded(m.Name(), time.Since(t0), len(wasm))
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -361,7 +480,16 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		_ = m.Close(ctx)
 		return unstable, nil
 	}
+	r.syncMu.Lock()
 	delete(r.refused, file)
+	r.syncMu.Unlock()
+	if r.published.Load() && !m.Compiled() {
+		// A module deployed while serving is about to be called: compile
+		// it now, while the catalog goes out (its first call waits for
+		// this compilation rather than starting one). At start-up modules
+		// compile on their first call instead.
+		m.WarmUp(wasm)
+	}
 	r.open.Add(1)
 	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, wasm: sum, policy: pol, stat: st}
 }
@@ -380,9 +508,12 @@ func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outc
 	if !r.stable(path, st) {
 		return unstable, nil
 	}
+	r.syncMu.Lock()
 	r.refused[file] = refusal{st, pol}
-	if r.observer != nil {
-		r.observer.ModuleRefused()
+	obs := r.observer
+	r.syncMu.Unlock()
+	if obs != nil {
+		obs.ModuleRefused()
 	}
 	reason := err.Error()
 	var ge *host.GuestError
@@ -432,18 +563,31 @@ func statFile(path string) (fileStat, error) {
 // publish builds a catalog from the loaded modules and installs it. The
 // catalog takes modules in name order, so which module keeps a duplicated
 // name never depends on the order files arrived in.
+//
+// After the swap no new call finds the retired modules in the catalog;
+// each closes when its last running call ends.
 func (r *Registry) publish() {
+	r.pubMu.Lock()
 	r.mu.Lock()
 	mods := make([]protocol.Module, 0, len(r.modules))
 	for _, e := range r.modules {
 		mods = append(mods, e.mod)
 	}
 	dirSkills := r.skills.loaded
+	retired := r.retiring
+	r.retiring = nil
+	r.dirty = false
 	r.mu.Unlock()
 	cat, _ := protocol.NewCatalogWithSkills(mods, dirSkills, r.log)
 	r.srv.SetCatalog(cat)
+	r.published.Store(true)
+	r.pubMu.Unlock()
+	r.readyOnce.Do(func() { close(r.ready) })
 	t, res, p := cat.Counts()
 	r.log.Info("catalog published", "modules", len(mods), "tools", t, "resources", res, "prompts", p, "skills", len(cat.Skills()))
+	for _, m := range retired {
+		m.retire()
+	}
 }
 
 // module is a loaded module as the catalog holds it: it counts the calls
@@ -458,6 +602,35 @@ type module struct {
 	calls   int
 	retired bool
 	closed  bool
+
+	refuseOnce sync.Once
+}
+
+// refuseLoaded takes out of the catalog a module listed from its cached
+// description that its first compilation found invalid, and refuses its
+// file as it is until it changes (or Reload).
+func (r *Registry) refuseLoaded(m *module) {
+	r.mu.Lock()
+	e := r.modules[m.file]
+	if e == nil || e.mod != m {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.modules, m.file)
+	r.retiring = append(r.retiring, m)
+	r.dirty = true
+	rf := refusal{e.stat, e.policy}
+	r.mu.Unlock()
+	r.syncMu.Lock()
+	r.refused[m.file] = rf
+	r.syncMu.Unlock()
+	reason := m.Refused().Error()
+	var ge *host.GuestError
+	if errors.As(m.Refused(), &ge) {
+		reason = ge.Msg
+	}
+	r.log.Error("module refused", "file", filepath.Join(r.dir, m.file), "reason", reason)
+	r.publish()
 }
 
 // Call runs a call on the module. A call that found this module in a
@@ -470,7 +643,11 @@ func (m *module) Call(ctx context.Context, method string, params []byte, peer co
 	for range 8 {
 		if cur.acquire() {
 			defer cur.release()
-			return cur.Module.Call(ctx, method, params, peer)
+			reply, err := cur.Module.Call(ctx, method, params, peer)
+			if err != nil && cur.Module.Refused() != nil {
+				cur.refuseOnce.Do(func() { go cur.reg.refuseLoaded(cur) })
+			}
+			return reply, err
 		}
 		next := cur.reg.current(cur.file)
 		if next == nil || next == cur {

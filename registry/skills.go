@@ -70,7 +70,7 @@ func (r *Registry) syncSkills() {
 	r.mu.Unlock()
 	r.skills.fp, r.skills.read = fp, true
 	r.log.Info("skills loaded", "dir", dir, "skills", len(loaded), "refused", len(refused))
-	if r.published {
+	if r.published.Load() {
 		r.publish()
 	}
 }

@@ -104,6 +104,10 @@ func (r *Registry) watchEvents(ctx context.Context, w *fsnotify.Watcher, o Watch
 		arm()
 	}
 	resync(time.Now().Add(o.Settle))
+	// Each batch syncs in a goroutine of its own, so a slow load never
+	// holds up the events or the next batch; the files it could not load
+	// yet come back on again.
+	again := make(chan []string)
 	for {
 		select {
 		case <-ctx.Done():
@@ -148,8 +152,21 @@ func (r *Registry) watchEvents(ctx context.Context, w *fsnotify.Watcher, o Watch
 				}
 			}
 			slices.Sort(due)
-			for _, f := range r.sync(ctx, due) {
-				if _, again := pending[f]; !again {
+			if len(due) > 0 {
+				go func() {
+					retry, busy := r.sync(ctx, due)
+					if files := append(retry, busy...); len(files) > 0 {
+						select {
+						case again <- files:
+						case <-ctx.Done():
+						}
+					}
+				}()
+			}
+			arm()
+		case files := <-again:
+			for _, f := range files {
+				if _, ok := pending[f]; !ok {
 					pending[f] = time.Now().Add(o.Settle)
 				}
 			}
@@ -196,7 +213,9 @@ func (r *Registry) poll(ctx context.Context, o WatchOptions) error {
 			}
 			prev = cur
 			if len(due) > 0 {
-				r.sync(ctx, due)
+				// Not waited for: a file still loading at the next
+				// period is skipped then and synced again after.
+				go r.sync(ctx, due)
 			}
 		}
 		select {

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/wasmcp/wasmcp/registry"
 )
@@ -28,10 +30,12 @@ Flags:
 		fs.Usage()
 		return errUsage
 	}
+	execBefore, measured := executableBytes()
 	engine, m, err := ef.loadModule(ctx, fs.Arg(0), io.Discard)
 	if err != nil {
 		return err
 	}
+	execAfter, _ := executableBytes()
 	defer engine.Close(context.Background())
 	pol := m.Policy()
 	// Skills are shown as the host serves them (digests and sizes), not
@@ -62,9 +66,47 @@ Flags:
 	if len(skillsOut) > 0 {
 		out["skills"] = skillsOut
 	}
+	// What the module keeps in memory while serving: the code as the
+	// --code-memory budget counts it, and, where the process's mappings
+	// can be read, the machine code wazero mapped for it.
+	fp := m.Footprint()
+	mem := map[string]any{"codeBudgeted": fp.Code, "descriptionJSON": fp.Description}
+	if st, err := os.Stat(fs.Arg(0)); err == nil {
+		mem["wasm"] = st.Size()
+	}
+	if measured {
+		mem["machineCode"] = execAfter - execBefore
+	}
+	out["memory"] = mem
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// executableBytes sums the process's anonymous executable mappings (where
+// wazero puts machine code); ok is false where /proc/self/maps cannot be
+// read.
+func executableBytes() (n int64, ok bool) {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || len(f) > 5 || !strings.Contains(f[1], "x") {
+			continue // a file-backed mapping has a sixth field
+		}
+		lo, hi, found := strings.Cut(f[0], "-")
+		if !found {
+			continue
+		}
+		a, err1 := strconv.ParseUint(lo, 16, 64)
+		z, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 == nil && err2 == nil {
+			n += int64(z - a)
+		}
+	}
+	return n, true
 }
 
 func policyFileIfExists(wasm string) string {

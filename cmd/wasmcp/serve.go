@@ -21,16 +21,19 @@ import (
 
 // engineFlags are the flags every command that loads modules shares.
 type engineFlags struct {
-	cacheDir   string
-	cacheMax   byteSize
-	memory     mibSize
-	timeout    time.Duration
-	output     mibSize
-	logLevel   string
-	logFormat  string
-	instrument bool
-	budget     int64
-	httpProxy  bool
+	cacheDir     string
+	cacheMax     byteSize
+	memory       mibSize
+	timeout      time.Duration
+	output       mibSize
+	logLevel     string
+	logFormat    string
+	instrument   bool
+	budget       int64
+	httpProxy    bool
+	codeMemory   byteSize
+	compilations int
+	describe     time.Duration
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -47,6 +50,10 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.httpProxy, "http-proxy-from-env", false, "send guests' outbound HTTP through the proxy named by HTTPS_PROXY/HTTP_PROXY/NO_PROXY (off: direct connections, guarded against private addresses)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json (one object a line)")
 	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")
+	f.codeMemory = host.DefaultCodeMemory
+	fs.Var(&f.codeMemory, "code-memory", "budget for compiled code (e.g. 512MiB): past it, the least recently called modules' code is closed and compiled again from the cache on their next call")
+	fs.IntVar(&f.compilations, "compilations", host.DefaultCompilations(), "modules compiled at once")
+	fs.DurationVar(&f.describe, "describe-timeout", host.DefaultDescribeTimeout, "deadline of a module's describe run at load")
 }
 
 func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
@@ -62,6 +69,9 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),
 		Egress:          egress.Options{ProxyFromEnv: f.httpProxy},
+		CodeMemory:      int64(f.codeMemory),
+		Compilations:    f.compilations,
+		DescribeTimeout: f.describe,
 	})
 }
 
@@ -106,6 +116,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
+	readyWait := fs.Duration("ready-wait", 0, "longest wait for the initial load before serving (0: until every module is loaded or refused); modules still compiling then are added as they finish (clients are told the list changed)")
 	stateKeyFile := fs.String("state-key-file", "", "file holding the key (at least 32 bytes) that seals the requestState of 2026-07-28 input_required results; replicas must share it (default: a random key per process)")
 	var hf httpFlags
 	hf.register(fs)
@@ -241,8 +252,27 @@ Flags:
 		}
 		defer httpLn.Close()
 	}
-	if err := reg.Load(ctx); err != nil {
-		return err
+	// Modules whose description is cached are listed without compiling;
+	// the others compile concurrently. Serving starts once all are in (or
+	// after --ready-wait with those that are); a signal ends the wait (and
+	// the process) at once, even mid-compile.
+	loaded := make(chan error, 1)
+	start := time.Now()
+	go func() { loaded <- reg.Load(ctx) }()
+	var waited <-chan time.Time
+	if *readyWait > 0 {
+		waited = time.After(*readyWait)
+	}
+	select {
+	case err := <-loaded:
+		if err != nil {
+			return err
+		}
+		log.Info("modules loaded", "took", time.Since(start).Round(time.Millisecond))
+	case <-waited:
+		log.Warn("modules still loading; serving those loaded, the others are added as they finish", "waited", *readyWait)
+	case <-ctx.Done():
+		return nil
 	}
 	ops.health.CatalogLoaded()
 	if httpLn != nil {

@@ -1,0 +1,343 @@
+// Command manymodules measures wasmcp serve with a tools directory of many
+// modules (README, "Many modules"):
+//
+//   - cold start: NCOLD distinct Go modules, empty caches, compiled one at a
+//     time (--compilations 1, as before) and with the default pool;
+//   - warm start: time from starting the process to a complete tools/list,
+//     with NGO distinct Go modules and NC distinct C modules, warm caches;
+//   - round-robin calls over the cold-start modules under a code budget:
+//     p50/p99/max call latency (first calls after an eviction included),
+//     the evictions, and the server's peak resident memory;
+//   - tools/list with NC tools (one per C module): its time.
+//
+// Distinct modules are made from the Go and C word_count examples by
+// rewriting the tool name in the module's data ("word_count" becomes
+// "wc_0000017", the same length), so every module has its own hash, its
+// own tool and the same code size, as distinct builds would. A warm start
+// needs each module described once; for the modules not compiled in the
+// cold-start phase the description cache is seeded with the description a
+// describe run gives (the base module's, with the tool renamed), which the
+// cold-start phase checks against real describe runs.
+//
+// Usage (from the repository root):
+//
+//	cd bench && go run ./manymodules [-ngo 200] [-nc 1000] [-ncold 20] [-budget 96MiB]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	ngo    = flag.Int("ngo", 200, "Go modules for the warm start")
+	nc     = flag.Int("nc", 1000, "C modules for the warm start and the tools/list")
+	ncold  = flag.Int("ncold", 20, "Go modules for the cold start and the round-robin calls")
+	rounds = flag.Int("rounds", 5, "round-robin rounds over the cold-start modules")
+	budget = flag.String("budget", "", "--code-memory for the round-robin calls (default: the server's default)")
+	keep   = flag.Bool("keep", false, "keep the work directory")
+	before = flag.String("before", "", "a wasmcp binary to compare the cold start with (e.g. one built from an older commit)")
+)
+
+func main() {
+	flag.Parse()
+	log.SetFlags(0)
+	root, err := filepath.Abs("..")
+	must(err)
+	work, err := os.MkdirTemp("", "wasmcp-many.")
+	must(err)
+	if !*keep {
+		defer os.RemoveAll(work)
+	} else {
+		log.Printf("work directory: %s", work)
+	}
+	bin := filepath.Join(work, "wasmcp")
+	run(root, nil, "go", "build", "-o", bin, "./cmd/wasmcp")
+	goBase := filepath.Join(work, "wordcount-go.wasm")
+	run(filepath.Join(root, "examples/wasm/wordcount"), []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
+		"go", "build", "-trimpath", "-ldflags=-s -w", "-o", goBase, ".")
+	goWasm := read(goBase)
+	cWasm := read(filepath.Join(root, "examples/c/wordcount/wordcount.wasm"))
+	log.Printf("Go module %s, C module %s; %d cores", mib(len(goWasm)), mib(len(cWasm)), numCPU())
+
+	// Cold start, serial then pooled, each with empty caches.
+	coldDir := filepath.Join(work, "cold")
+	writeVariants(coldDir, "go", goWasm, *ncold)
+	var coldCache string
+	for _, n := range []string{"1", ""} {
+		coldCache = filepath.Join(work, "cache-cold-"+n)
+		args := []string{}
+		label := "default pool"
+		if n != "" {
+			args = append(args, "--compilations", n)
+			label = "one at a time"
+		}
+		d, c := startAndList(bin, coldDir, coldCache, *ncold, args)
+		c.close()
+		log.Printf("cold start, %d Go modules, %s: %s to a complete tools/list", *ncold, label, d.Round(time.Millisecond))
+	}
+	if *before != "" {
+		d, c := startAndList(*before, coldDir, filepath.Join(work, "cache-cold-before"), *ncold, nil)
+		c.close()
+		log.Printf("cold start, %d Go modules, %s: %s to a complete tools/list", *ncold, *before, d.Round(time.Millisecond))
+	}
+	// The descriptions real describe runs wrote are what seeding writes.
+	goDesc := baseDescription(bin, goBase, work)
+	for i := range *ncold {
+		v := variant(goWasm, "go", i)
+		got := read(filepath.Join(coldCache, "describe", hash(v)+".json"))
+		if !bytes.Equal(got, renamed(goDesc, i)) {
+			log.Fatalf("seeding would differ from describe for variant %d:\n%s\n%s", i, got, renamed(goDesc, i))
+		}
+	}
+	log.Printf("seeded descriptions match the %d real describe runs", *ncold)
+
+	// Round-robin calls over the cold-start modules (compilation cache warm).
+	rr(bin, coldDir, coldCache)
+
+	// Warm starts.
+	cDesc := baseDescription(bin, filepath.Join(root, "examples/c/wordcount/wordcount.wasm"), work)
+	for _, k := range []struct {
+		lang string
+		wasm []byte
+		desc []byte
+		n    int
+	}{{"go", goWasm, goDesc, *ngo}, {"c", cWasm, cDesc, *nc}} {
+		dir := filepath.Join(work, "warm-"+k.lang)
+		cache := filepath.Join(work, "cache-warm-"+k.lang)
+		writeVariants(dir, k.lang, k.wasm, k.n)
+		must(os.MkdirAll(filepath.Join(cache, "describe"), 0o755))
+		for i := range k.n {
+			must(os.WriteFile(filepath.Join(cache, "describe", hash(variant(k.wasm, k.lang, i))+".json"), renamed(k.desc, i), 0o644))
+		}
+		_, c := startAndList(bin, dir, cache, k.n, nil) // the first start keeps its copies of the modules
+		c.close()
+		var ds []time.Duration
+		var listT time.Duration
+		for range 3 {
+			d, c := startAndList(bin, dir, cache, k.n, nil)
+			ds = append(ds, d)
+			listT = c.timeList(20)
+			c.close()
+		}
+		slices.Sort(ds)
+		log.Printf("warm start, %d %s modules: %s to a complete tools/list (median of 3; %s, %s); tools/list of %d tools, every page: %s (median of 20)",
+			k.n, strings.ToUpper(k.lang), ds[1].Round(time.Millisecond), ds[0].Round(time.Millisecond), ds[2].Round(time.Millisecond), k.n, listT.Round(time.Microsecond))
+	}
+}
+
+// rr calls every cold-start module in turn, rounds times, and reports the
+// latencies, evictions and peak memory.
+func rr(bin, dir, cache string) {
+	args := []string{"--log-level", "debug"}
+	if *budget != "" {
+		args = append(args, "--code-memory", *budget)
+	}
+	_, c := startAndList(bin, dir, cache, *ncold, args)
+	defer c.close()
+	var lat []time.Duration
+	for r := range *rounds {
+		for i := range *ncold {
+			t := time.Now()
+			res := c.request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"one two three"}}`, toolName(i)))
+			lat = append(lat, time.Since(t))
+			if !strings.Contains(res, `"words":3`) {
+				log.Fatalf("round %d module %d: %s", r, i, res)
+			}
+		}
+	}
+	slices.Sort(lat)
+	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))].Round(time.Millisecond) }
+	evictions := strings.Count(c.stderr.String(), "module code closed")
+	b := *budget
+	if b == "" {
+		b = "default (512MiB)"
+	}
+	log.Printf("round-robin, %d Go modules x %d rounds, --code-memory %s: p50 %s, p99 %s, max %s; %d evictions; peak RSS %s",
+		*ncold, *rounds, b, p(0.5), p(0.99), lat[len(lat)-1].Round(time.Millisecond), evictions, c.peakRSS())
+}
+
+// client is a wasmcp serve --stdio process.
+type client struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+	id     int
+}
+
+// startAndList starts a server and returns the time from its start to a
+// tools/list answer holding n tools (asked again until it does).
+func startAndList(bin, dir, cache string, n int, extra []string) (time.Duration, *client) {
+	start := time.Now()
+	c := &client{stderr: &bytes.Buffer{}}
+	c.cmd = exec.Command(bin, append([]string{"serve", "--stdio", "--tools", dir, "--cache-dir", cache, "--watch=false"}, extra...)...)
+	c.cmd.Stderr = c.stderr
+	var err error
+	c.in, err = c.cmd.StdinPipe()
+	must(err)
+	out, err := c.cmd.StdoutPipe()
+	must(err)
+	c.out = bufio.NewReaderSize(out, 1<<20)
+	must(c.cmd.Start())
+	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	for {
+		if got, _ := c.listAll(); got == n {
+			break
+		} else if time.Since(start) > 30*time.Minute {
+			log.Fatalf("tools/list has %d tools, want %d; stderr:\n%s", got, n, c.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start), c
+}
+
+func (c *client) request(method, params string) string {
+	c.id++
+	fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params)
+	want := `"id":` + strconv.Itoa(c.id) + `,`
+	for {
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			log.Fatalf("reading the server: %v; stderr:\n%s", err, c.stderr)
+		}
+		if strings.Contains(line, want) {
+			return line
+		}
+	}
+}
+
+// listAll walks every page of tools/list; it returns the tools and the
+// pages.
+func (c *client) listAll() (tools, pages int) {
+	cursor := ""
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+		}
+		var res struct {
+			Result struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor string            `json:"nextCursor"`
+			} `json:"result"`
+		}
+		must(json.Unmarshal([]byte(c.request("tools/list", params)), &res))
+		tools += len(res.Result.Tools)
+		pages++
+		if cursor = res.Result.NextCursor; cursor == "" {
+			return tools, pages
+		}
+	}
+}
+
+// timeList returns the median time of k complete tools/list walks.
+func (c *client) timeList(k int) time.Duration {
+	var ds []time.Duration
+	for range k {
+		t := time.Now()
+		c.listAll()
+		ds = append(ds, time.Since(t))
+	}
+	slices.Sort(ds)
+	return ds[k/2]
+}
+
+// peakRSS reads the server's VmHWM.
+func (c *client) peakRSS() string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	return "?"
+}
+
+func (c *client) close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// toolName is variant i's tool name: as long as "word_count".
+func toolName(i int) string { return fmt.Sprintf("wc_%07d", i) }
+
+func variant(wasm []byte, lang string, i int) []byte {
+	return bytes.ReplaceAll(wasm, []byte("word_count"), []byte(toolName(i)))
+}
+
+func renamed(desc []byte, i int) []byte {
+	return bytes.ReplaceAll(desc, []byte("word_count"), []byte(toolName(i)))
+}
+
+func writeVariants(dir, lang string, wasm []byte, n int) {
+	must(os.MkdirAll(dir, 0o755))
+	for i := range n {
+		must(os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%04d.wasm", lang, i)), variant(wasm, lang, i), 0o644))
+	}
+}
+
+// baseDescription is the description a describe run gives for a module.
+func baseDescription(bin, wasm, work string) []byte {
+	cache := filepath.Join(work, "cache-base")
+	run(work, nil, bin, "inspect", "--cache-dir", cache, wasm)
+	return read(filepath.Join(cache, "describe", hash(read(wasm))+".json"))
+}
+
+func hash(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func run(dir string, env []string, name string, args ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		log.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+func read(p string) []byte {
+	b, err := os.ReadFile(p)
+	must(err)
+	return b
+}
+
+func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func numCPU() int {
+	b, _ := exec.Command("nproc").Output()
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func must(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,411 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// DefaultCodeMemory is the default budget for compiled code
+// (Config.CodeMemory).
+const DefaultCodeMemory = 512 << 20
+
+// NoCodeBudget as Config.CodeMemory keeps every compiled module.
+const NoCodeBudget = -1
+
+// DefaultDescribeTimeout is the default budget of a describe run at load
+// (Config.DescribeTimeout).
+const DefaultDescribeTimeout = 5 * time.Second
+
+// DefaultSlowCompile is how long a compilation runs before it is logged,
+// and then logged again (Config.SlowCompile).
+const DefaultSlowCompile = 5 * time.Second
+
+// DefaultCompilations is the default bound on compilations at once
+// (Config.Compilations): the machine's cores, at most 4, so a cold start
+// leaves cores to serve on a large machine and uses all of a small one.
+func DefaultCompilations() int { return min(runtime.NumCPU(), 4) }
+
+// compiled is a module's compiled code and what compiling it learned.
+type compiled struct {
+	runtime   wazero.Runtime
+	code      wazero.CompiledModule
+	interrupt bool  // instrumented: a call stops it by setting interruptExport
+	reactor   bool  // exports wasmcp_main
+	init      bool  // reactor exports _initialize
+	size      int64 // estimated resident bytes (codeCost)
+	cost      int64 // what one instance takes from the engine's memory budget
+}
+
+// codeCost estimates what a compiled module keeps resident: wazero keeps
+// the decoded module, whose function bodies point into the binary, and
+// the machine code, about codeFactor times the binary's size (measured
+// with wasmcp inspect, "machineCode", on the word_count examples: 4.1x
+// for the Go guest, 5x for the C guest, rounded up to pages).
+func codeCost(wasm []byte) int64 { return int64(len(wasm)) * (1 + codeFactor) }
+
+// codeFactor is the machine code's size over the binary's (see codeCost).
+const codeFactor = 4
+
+// codeSlot holds a module's code: compiled at load, on the first call of
+// a module opened from its cached description, or again after the code
+// budget closed it.
+type codeSlot struct {
+	src     func() ([]byte, error) // nil: the code cannot be compiled again
+	reactor atomic.Bool
+	lastUse atomic.Int64 // UnixNano of the last call's start
+
+	mu      sync.Mutex
+	c       *compiled
+	flight  *flight // the compilation under way, shared by every caller
+	refused error   // the module turned out invalid: every call fails
+	calls   int     // calls running on c
+	closed  bool
+}
+
+// flight is one compilation that callers wait for.
+type flight struct {
+	done chan struct{}
+	err  error
+}
+
+func (s *codeSlot) install(c *compiled) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+	s.reactor.Store(c.reactor)
+	s.lastUse.Store(time.Now().UnixNano())
+}
+
+// acquire returns the module's code for one call, compiling it if needed;
+// release it with release.
+func (s *codeSlot) acquire(ctx context.Context, m *Module) (*compiled, error) {
+	for {
+		s.mu.Lock()
+		switch {
+		case s.closed || (s.c == nil && s.src == nil):
+			s.mu.Unlock()
+			return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: "the module was closed"}
+		case s.refused != nil:
+			err := s.refused
+			s.mu.Unlock()
+			return nil, err
+		case s.c != nil:
+			s.calls++
+			c := s.c
+			s.mu.Unlock()
+			s.lastUse.Store(time.Now().UnixNano())
+			return c, nil
+		}
+		f := s.flight
+		if f == nil {
+			f = &flight{done: make(chan struct{})}
+			s.flight = f
+			// Not bound to ctx: the compilation is shared by every call
+			// waiting for it and serves the calls after them.
+			go m.compileCode(f, nil)
+		}
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.err != nil {
+				return nil, f.err
+			}
+		case <-ctx.Done():
+			return nil, &GuestError{Module: m.name, Kind: KindCanceled, Msg: "canceled while the module compiled", Err: context.Cause(ctx)}
+		}
+	}
+}
+
+// release ends a call started with acquire.
+func (s *codeSlot) release(m *Module) {
+	s.mu.Lock()
+	s.calls--
+	s.mu.Unlock()
+	m.engine.code.trim(nil)
+}
+
+// evict takes the code away if no call runs on it and it can be compiled
+// again; it returns the code to close, or nil.
+func (s *codeSlot) evict() *compiled {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil || s.calls > 0 || s.closed || s.src == nil {
+		return nil
+	}
+	c := s.c
+	s.c = nil
+	return c
+}
+
+// compileCode compiles the module's code from its source for the calls
+// waiting on f. A module found invalid is refused for good; a source that
+// cannot be read, or no longer has the module's hash, fails the waiting
+// calls only.
+func (m *Module) compileCode(f *flight, wasm []byte) {
+	e := m.engine
+	s := &m.slot
+	start := time.Now()
+	var err error
+	var c *compiled
+	refused := false
+	ok := wasm != nil
+	if !ok {
+		wasm, ok = e.descs.module(m.hash)
+		ok = ok && hexSum(wasm) == m.hash
+	}
+	if !ok {
+		if wasm, err = s.src(); err != nil {
+			err = &GuestError{Module: m.name, Kind: KindLoad, Msg: "reading the module to compile it: " + err.Error(), Err: err}
+		} else if hexSum(wasm) != m.hash {
+			err = &GuestError{Module: m.name, Kind: KindLoad, Msg: "the module's file changed since it was listed; it is being reloaded"}
+		}
+	}
+	if err == nil {
+		c, err = e.build(context.Background(), m, wasm)
+		refused = err != nil && isRefusal(err)
+	}
+	s.mu.Lock()
+	s.flight = nil
+	closed := s.closed
+	switch {
+	case c != nil && !closed:
+		s.c = c
+	case refused:
+		s.refused = err
+	}
+	f.err = err
+	close(f.done)
+	s.mu.Unlock()
+	switch {
+	case c != nil && closed:
+		_ = c.code.Close(context.Background())
+	case c != nil:
+		s.reactor.Store(c.reactor)
+		e.code.added(m, c)
+		e.log.Info("module compiled", "module", m.name, "sha256", m.hash[:12], "took", time.Since(start).Round(time.Millisecond),
+			"code", FormatBytes(c.size))
+	case refused:
+		e.log.Error("module refused at its first compilation", "module", m.name, "sha256", m.hash[:12], "reason", err.Error())
+	default:
+		e.log.Warn("compiling a module failed", "module", m.name, "err", err)
+	}
+}
+
+// isRefusal reports whether a build error is the module's own fault (it
+// does not compile, or breaks the ABI), not the engine's.
+func isRefusal(err error) bool {
+	var ge *GuestError
+	return errors.As(err, &ge) && ge.Kind == KindLoad && ge.Err == nil
+}
+
+// Refused is the error that made the module unusable when it was compiled
+// on its first call (a module listed from its cached description that
+// turned out invalid), or nil.
+func (m *Module) Refused() error {
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	return m.slot.refused
+}
+
+// Compiled reports whether the module's code is compiled now.
+func (m *Module) Compiled() bool {
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	return m.slot.c != nil
+}
+
+// Footprint is what a module keeps in memory.
+type Footprint struct {
+	// Code is the estimated resident size of the compiled code (wazero's
+	// decoded module and machine code); 0 while not compiled.
+	Code int64
+	// Description is the size of the description's JSON; its compiled
+	// schemas take a few times that.
+	Description int64
+	// Compiled reports whether the code is compiled now.
+	Compiled bool
+}
+
+// Footprint returns what the module keeps in memory now.
+func (m *Module) Footprint() Footprint {
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	f := Footprint{Description: int64(m.descLen)}
+	if m.slot.c != nil {
+		f.Code, f.Compiled = m.slot.c.size, true
+	}
+	return f
+}
+
+// Compile compiles the module's code now if it is not compiled (as its
+// first call would), e.g. to warm a module up in the background.
+func (m *Module) Compile(ctx context.Context) error {
+	if _, err := m.slot.acquire(ctx, m); err != nil {
+		return err
+	}
+	m.slot.release(m)
+	return nil
+}
+
+// WarmUp starts compiling the module's code in the background from wasm,
+// the bytes it was opened with, unless it is compiled or compiling: its
+// first call then waits for this compilation instead of starting one (and
+// reading the module again).
+func (m *Module) WarmUp(wasm []byte) {
+	s := &m.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c != nil || s.flight != nil || s.closed || s.refused != nil {
+		return
+	}
+	s.flight = &flight{done: make(chan struct{})}
+	go m.compileCode(s.flight, wasm)
+}
+
+// Close releases the compiled code; later calls fail. Calls still running
+// finish first only if the caller waits for them (the registry does).
+func (m *Module) Close(ctx context.Context) error {
+	if m.egress != nil {
+		m.egress.Close()
+	}
+	s := &m.slot
+	s.mu.Lock()
+	s.closed = true
+	c := s.c
+	s.c = nil
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	m.engine.code.removed(m)
+	return c.code.Close(ctx)
+}
+
+// codeBudget bounds the compiled code the engine keeps: when over its
+// limit, the code of the least recently called modules that no call is
+// running on is closed, to be compiled again (from the compilation cache)
+// on their next call.
+type codeBudget struct {
+	limit int64 // NoCodeBudget: unbounded
+	log   func(msg string, args ...any)
+
+	mu   sync.Mutex
+	used int64
+	mods map[*Module]int64
+}
+
+func newCodeBudget(limit int64, log func(string, ...any)) *codeBudget {
+	if limit == 0 {
+		limit = DefaultCodeMemory
+	}
+	return &codeBudget{limit: limit, log: log, mods: map[*Module]int64{}}
+}
+
+// added counts m's new code and trims the others if over the limit.
+func (b *codeBudget) added(m *Module, c *compiled) {
+	b.mu.Lock()
+	b.used += c.size - b.mods[m]
+	b.mods[m] = c.size
+	b.mu.Unlock()
+	b.trim(m)
+}
+
+// removed stops counting m's code.
+func (b *codeBudget) removed(m *Module) {
+	b.mu.Lock()
+	b.used -= b.mods[m]
+	delete(b.mods, m)
+	b.mu.Unlock()
+}
+
+// usage returns the bytes of code counted and the limit.
+func (b *codeBudget) usage() (used, limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used, b.limit
+}
+
+// trim closes least recently called code until the budget holds, never
+// keep's and never code a call runs on.
+func (b *codeBudget) trim(keep *Module) {
+	b.mu.Lock()
+	if b.limit < 0 || b.used <= b.limit {
+		b.mu.Unlock()
+		return
+	}
+	cands := make([]*Module, 0, len(b.mods))
+	for m := range b.mods {
+		if m != keep && m.slot.src != nil {
+			cands = append(cands, m)
+		}
+	}
+	b.mu.Unlock()
+	slices.SortFunc(cands, func(x, y *Module) int {
+		return int(min(max(x.slot.lastUse.Load()-y.slot.lastUse.Load(), -1), 1))
+	})
+	for _, m := range cands {
+		b.mu.Lock()
+		over := b.used > b.limit
+		b.mu.Unlock()
+		if !over {
+			return
+		}
+		if c := m.slot.evict(); c != nil {
+			b.removed(m)
+			_ = c.code.Close(context.Background())
+			b.log("module code closed to stay within the code budget", "module", m.name, "code", FormatBytes(c.size))
+		}
+	}
+}
+
+// CodeMemory returns the bytes of compiled code the engine counts now and
+// its budget (NoCodeBudget when unbounded).
+func (e *Engine) CodeMemory() (used, budget int64) { return e.code.usage() }
+
+// compilePool bounds the compilations running at once.
+type compilePool chan struct{}
+
+func (p compilePool) acquire(ctx context.Context) (func(), error) {
+	select {
+	case p <- struct{}{}:
+		return func() { <-p }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to compile: %w", context.Cause(ctx))
+	}
+}
+
+// slowLog logs a compilation that takes longer than Config.SlowCompile,
+// every SlowCompile until the returned function is called.
+func (e *Engine) slowLog(name string) (done func()) {
+	start := time.Now()
+	every := e.cfg.SlowCompile
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	tick := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		e.log.Warn("still compiling a module", "module", name, "for", time.Since(start).Round(time.Second))
+		t.Reset(every)
+	}
+	mu.Lock()
+	t = time.AfterFunc(every, tick)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+	}
+}

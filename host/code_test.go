@@ -1,0 +1,241 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// instrumented reports whether the module's current code was instrumented.
+func (m *Module) instrumented() bool {
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	return m.slot.c != nil && m.slot.c.interrupt
+}
+
+// countingSource returns wasm and counts how often it was read.
+func countingSource(wasm []byte) (func() ([]byte, error), *atomic.Int64) {
+	var n atomic.Int64
+	return func() ([]byte, error) { n.Add(1); return wasm, nil }, &n
+}
+
+// describedEngine is an engine whose description cache holds the probe's
+// description (a previous engine loaded it), so Open does not compile.
+func describedEngine(t *testing.T, cfg Config) *Engine {
+	t.Helper()
+	loadProbe(t, newEngine(t, Limits{}), Policy{})
+	cfg.CacheDir, cfg.Logger = testCache, quietLogger
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e
+}
+
+func TestOpenListsWithoutCompiling(t *testing.T) {
+	e := describedEngine(t, Config{})
+	src, _ := countingSource(probeWasm)
+	m, err := e.Open(context.Background(), "probe", probeWasm, "", Policy{}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Compiled() || e.built.Load() != 0 || m.Description().Name != "probe" {
+		t.Fatalf("compiled %v, compilations %d, description %q: want a described module not compiled", m.Compiled(), e.built.Load(), m.Description().Name)
+	}
+	if _, ok := m.Schemas("count"); !ok {
+		t.Fatal("the described module has no schemas for its tools")
+	}
+	// Concurrent first calls share one compilation.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := callTool(t, m, nil, "count", "{}"); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if !m.Compiled() || e.built.Load() != 1 {
+		t.Fatalf("compiled %v after 8 first calls, %d compilations; want compiled once", m.Compiled(), e.built.Load())
+	}
+	if f := m.Footprint(); !f.Compiled || f.Code < int64(len(probeWasm)) || f.Description == 0 {
+		t.Fatalf("footprint %+v", f)
+	}
+}
+
+func TestOpenRefusesAnInvalidModuleAtItsFirstCall(t *testing.T) {
+	e := newEngine(t, Limits{})
+	bad := []byte("\x00asm\x01\x00\x00\x00 not a module")
+	desc := `{"abiVersion":1,"name":"bad","tools":[{"name":"t","inputSchema":{"type":"object"}}]}`
+	sum := hexSum(bad)
+	e.descs.put(sum, []byte(desc))
+	src, _ := countingSource(bad)
+	m, err := e.Open(context.Background(), "bad", bad, "", Policy{}, src)
+	if err != nil {
+		t.Fatalf("a module with a cached description is listed before it is compiled: %v", err)
+	}
+	for i := range 2 {
+		_, err := m.Call(context.Background(), abi.MethodToolsCall, []byte(`{"name":"t","arguments":{}}`), nil)
+		if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "does not compile") {
+			t.Fatalf("call %d: %v; want a load error", i, err)
+		}
+	}
+	if m.Refused() == nil || e.built.Load() != 1 {
+		t.Fatalf("refused %v, %d compilations; want refused after one compilation", m.Refused(), e.built.Load())
+	}
+}
+
+func TestOpenCompilesTheVersionItListed(t *testing.T) {
+	e := describedEngine(t, Config{})
+	changed := func() ([]byte, error) { return []byte("other bytes"), nil }
+	m, err := e.Open(context.Background(), "probe", probeWasm, "", Policy{}, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file changed, but the engine kept a copy of the version listed.
+	if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+		t.Fatalf("call after the file changed: %q %v", got, err)
+	}
+	// Without the copy, the call fails clearly and the module is not
+	// refused: the file changing is not the module's fault.
+	if err := os.Remove(e.descs.modulePath(m.Hash())); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := e.Open(context.Background(), "probe", probeWasm, "", Policy{}, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(e.descs.modulePath(m.Hash()))
+	if _, err := callTool(t, m2, nil, "count", "{}"); err == nil || !strings.Contains(err.Error(), "changed since it was listed") {
+		t.Fatalf("got %v; want the call to fail", err)
+	}
+	if m2.Refused() != nil {
+		t.Fatal("a changed file is not the module's fault")
+	}
+}
+
+func TestCodeBudgetClosesLeastRecentlyCalled(t *testing.T) {
+	// A budget of one probe: compiling the second closes the first.
+	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1})
+	srcA, _ := countingSource(probeWasm)
+	a, err := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcB, _ := countingSource(probeWasm)
+	b, err := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(t, a, nil, "count", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(t, b, nil, "count", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if a.Compiled() || !b.Compiled() {
+		t.Fatalf("a compiled %v, b compiled %v; want a closed for b", a.Compiled(), b.Compiled())
+	}
+	if used, limit := e.CodeMemory(); used > limit {
+		t.Fatalf("code memory %d over its budget %d", used, limit)
+	}
+	// a compiles again on its next call.
+	if got, err := callTool(t, a, nil, "count", "{}"); err != nil || got != "1" || e.built.Load() != 3 {
+		t.Fatalf("a again: %q %v, %d compilations (want 3)", got, err, e.built.Load())
+	}
+}
+
+func TestCodeBudgetNeverClosesCodeInUse(t *testing.T) {
+	e := describedEngine(t, Config{CodeMemory: 1})
+	srcA, _ := countingSource(probeWasm)
+	a, _ := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
+	srcB, _ := countingSource(probeWasm)
+	b, _ := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
+	code, err := a.slot.acquire(context.Background(), a) // a call running on a
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(t, b, nil, "count", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Compiled() {
+		t.Fatal("the code of a running call was closed")
+	}
+	if _, err := a.callWith(context.Background(), code, abi.MethodToolsCall, []byte(`{"name":"count","arguments":{}}`), nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	a.slot.release(a)
+	if a.Compiled() && b.Compiled() {
+		t.Fatal("over budget after the call ended: want one of them closed")
+	}
+}
+
+// spinNoDescription is spinModule without its description: its describe
+// run spins.
+func spinNoDescription() []byte {
+	m := spinModule()
+	return m[:bytes.Index(m, []byte("wasmcp.describe"))-3]
+}
+
+func TestDescribeHasItsOwnBudget(t *testing.T) {
+	e, err := NewEngine(Config{CacheDir: "-", Logger: quietLogger, DescribeTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	start := time.Now()
+	_, err = e.Load(context.Background(), "spin", spinNoDescription(), Policy{})
+	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "describe failed") {
+		t.Fatalf("got %v; want describe to fail", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("describe took %s: the module's 60 s timeout, not the describe budget", d)
+	}
+}
+
+func TestCompilationWaitIsCanceledWithTheCall(t *testing.T) {
+	e := describedEngine(t, Config{Compilations: 1})
+	release, _ := e.pool.acquire(context.Background()) // the pool is busy
+	src, _ := countingSource(probeWasm)
+	m, _ := e.Open(context.Background(), "probe", probeWasm, "", Policy{}, src)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := m.Call(ctx, abi.MethodToolsCall, []byte(`{"name":"count","arguments":{}}`), nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !IsKind(err, KindCanceled) {
+		t.Fatalf("got %v; want the call canceled while waiting", err)
+	}
+	release()
+	if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+		t.Fatalf("after the pool freed: %q %v", got, err)
+	}
+}
+
+func TestWarmUpIsTheFirstCallsCompilation(t *testing.T) {
+	e := describedEngine(t, Config{})
+	src := func() ([]byte, error) { return nil, errors.New("the first call must not read the module") }
+	m, err := e.Open(context.Background(), "probe", probeWasm, "", Policy{}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(e.descs.modulePath(m.Hash())) // only WarmUp's bytes can compile it
+	m.WarmUp(probeWasm)
+	if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" || e.built.Load() != 1 {
+		t.Fatalf("call: %q %v, %d compilations; want one, WarmUp's", got, err, e.built.Load())
+	}
+}
