@@ -96,8 +96,10 @@ func TestOpenRefusesAnInvalidModuleAtItsFirstCall(t *testing.T) {
 			t.Fatalf("call %d: %v; want a load error", i, err)
 		}
 	}
-	if m.Refused() == nil || e.built.Load() != 1 {
-		t.Fatalf("refused %v, %d compilations; want refused after one compilation", m.Refused(), e.built.Load())
+	// Refused for good: the second call does not compile it again (the
+	// host's structural check refuses these bytes before wazero sees them).
+	if m.Refused() == nil || e.built.Load() > 1 {
+		t.Fatalf("refused %v, %d compilations; want refused after at most one", m.Refused(), e.built.Load())
 	}
 }
 

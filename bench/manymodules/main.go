@@ -75,6 +75,14 @@ func main() {
 	cWasm := read(filepath.Join(root, "examples/c/wordcount/wordcount.wasm"))
 	log.Printf("Go module %s, C module %s; %d cores", mib(len(goWasm)), mib(len(cWasm)), numCPU())
 
+	if *ncold > 0 {
+		cold(bin, work, goBase, goWasm)
+	}
+	warm(bin, root, work, goBase, goWasm, cWasm)
+}
+
+// cold measures the cold starts and the round-robin calls.
+func cold(bin, work, goBase string, goWasm []byte) {
 	// Cold start, serial then pooled, each with empty caches.
 	coldDir := filepath.Join(work, "cold")
 	writeVariants(coldDir, "go", goWasm, *ncold)
@@ -109,8 +117,11 @@ func main() {
 
 	// Round-robin calls over the cold-start modules (compilation cache warm).
 	rr(bin, coldDir, coldCache)
+}
 
-	// Warm starts.
+// warm measures the warm starts and tools/list.
+func warm(bin, root, work, goBase string, goWasm, cWasm []byte) {
+	goDesc := baseDescription(bin, goBase, work)
 	cDesc := baseDescription(bin, filepath.Join(root, "examples/c/wordcount/wordcount.wasm"), work)
 	for _, k := range []struct {
 		lang string
@@ -118,6 +129,9 @@ func main() {
 		desc []byte
 		n    int
 	}{{"go", goWasm, goDesc, *ngo}, {"c", cWasm, cDesc, *nc}} {
+		if k.n == 0 {
+			continue
+		}
 		dir := filepath.Join(work, "warm-"+k.lang)
 		cache := filepath.Join(work, "cache-warm-"+k.lang)
 		writeVariants(dir, k.lang, k.wasm, k.n)
