@@ -59,6 +59,7 @@ type Registry struct {
 
 	pubMu     sync.Mutex  // serializes publish
 	published atomic.Bool // a catalog was published
+	started   atomic.Bool // the initial load ended: later loads warm their modules up
 	ready     chan struct{}
 	readyOnce sync.Once
 	loads     chan struct{} // bounds the files loading at once
@@ -344,6 +345,7 @@ func (r *Registry) sync(ctx context.Context, files []string) (retry, busy []stri
 			obs.CatalogPublished()
 		}
 	}
+	r.started.Store(true)
 	slices.Sort(retry)
 	return retry, busy
 }
@@ -483,7 +485,7 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	r.syncMu.Lock()
 	delete(r.refused, file)
 	r.syncMu.Unlock()
-	if r.published.Load() && !m.Compiled() {
+	if r.started.Load() && !m.Compiled() {
 		// A module deployed while serving is about to be called: compile
 		// it now, while the catalog goes out (its first call waits for
 		// this compilation rather than starting one). At start-up modules
