@@ -140,6 +140,7 @@ func (r *Registry) Reload(ctx context.Context) error {
 	r.syncMu.Lock()
 	clear(r.refused) // an explicit reload tries refused files again
 	r.syncMu.Unlock()
+	defer r.started.Store(true)
 	for try := 1; ; {
 		var busy []string
 		files, busy = r.sync(ctx, files)
@@ -345,7 +346,6 @@ func (r *Registry) sync(ctx context.Context, files []string) (retry, busy []stri
 			obs.CatalogPublished()
 		}
 	}
-	r.started.Store(true)
 	slices.Sort(retry)
 	return retry, busy
 }
