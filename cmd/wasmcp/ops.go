@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/telemetry"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
@@ -173,7 +174,7 @@ func (o *ops) summary(srv *protocol.Server, listeners []string, ef *engineFlags,
 	o.log.Info("wasmcp serving",
 		"listeners", listeners,
 		"modules", len(cat.Modules()), "tools", tools, "resources", resources, "prompts", prompts,
-		"limits", fmt.Sprintf("memory=%dMiB timeout=%s output=%dMiB", ef.memory, ef.timeout, ef.output),
+		"limits", fmt.Sprintf("memory=%s timeout=%s output=%s", host.FormatBytes(int64(ef.memory)), ef.timeout, host.FormatBytes(int64(ef.output))),
 		"auth", auth, "store", store, "version", version)
 }
 
