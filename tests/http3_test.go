@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -398,30 +397,7 @@ func TestHTTP3LegacySession(t *testing.T) {
 	getHdr = map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
 	get3 := h3Open(t, context.Background(), c, http.MethodGet, s.url, getHdr, "")
 	defer get3.Body.Close()
-	start := time.Now()
-	exit := make(chan error, 1)
-	go func() { exit <- s.cmd.Wait() }()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	ended := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, get3.Body); close(ended) }()
-	select {
-	case <-ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the GET stream did not end at shutdown")
-	}
-	select {
-	case err := <-exit:
-		if err != nil {
-			t.Fatalf("wasmcp exited with %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("wasmcp did not exit after SIGTERM")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("shutdown took %v with a 20 s grace", d)
-	}
+	sigtermEndsStream(t, s, get3.Body)
 }
 
 // TestHTTP3MRTR: a multi round-trip request over HTTP/3, three POSTs.

@@ -245,6 +245,14 @@ func TestHTTPShutdown(t *testing.T) {
 		t.Fatalf("GET stream: %v %v", resp, err)
 	}
 	defer resp.Body.Close()
+	sigtermEndsStream(t, s, resp.Body)
+}
+
+// sigtermEndsStream sends SIGTERM to s while stream, an open SSE stream of
+// it, is being read: the stream must end and the process exit cleanly,
+// well within its grace.
+func sigtermEndsStream(t *testing.T, s *served, stream io.Reader) {
+	t.Helper()
 	start := time.Now()
 	exit := make(chan error, 1)
 	go func() { exit <- s.cmd.Wait() }()
@@ -252,7 +260,7 @@ func TestHTTPShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	streamEnded := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(streamEnded) }()
+	go func() { _, _ = io.Copy(io.Discard, stream); close(streamEnded) }()
 	select {
 	case <-streamEnded:
 	case <-time.After(10 * time.Second):
@@ -263,7 +271,7 @@ func TestHTTPShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("wasmcp exited with %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("wasmcp did not exit after SIGTERM")
 	}
 	if d := time.Since(start); d > 5*time.Second {
