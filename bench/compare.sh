@@ -13,7 +13,8 @@
 # run, not absolute figures across machines.
 #
 # Settings (environment): CLIENTS (default 8), DURATION (10s), WARMUP (2s),
-# ERAS ("modern legacy"), TEXT (the text to count), KEEP=1 keeps the work
+# ERAS ("modern legacy"), TEXT (the text to count), WASMCP_FLAGS (more
+# flags for wasmcp serve, e.g. --audit-calls=false), KEEP=1 keeps the work
 # directory. Usage: bench/compare.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,8 +74,8 @@ for era in $ERAS; do
 	files=""
 	for server in wasmcp+C wasmcp+Go mcp-go; do
 		case $server in
-		wasmcp+C) start "$server-$era" "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ;;
-		wasmcp+Go) start "$server-$era" "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ;;
+		wasmcp+C) start "$server-$era" "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+		wasmcp+Go) start "$server-$era" "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
 		mcp-go) start "$server-$era" "$work/mcpgo" -addr 127.0.0.1:0 ;;
 		esac
 		"$work/mcpload" -url "$url" -tool word_count -args "$args" -c "$CLIENTS" -d "$DURATION" -warmup "$WARMUP" \
