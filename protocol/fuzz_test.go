@@ -128,8 +128,10 @@ func checkDecode(t *testing.T, b []byte) {
 	if len(m.Error.Data) > 0 && !json.Valid(m.Error.Data) {
 		t.Fatalf("Decode(%q) accepted error data %q", b, m.Error.Data)
 	}
+	// Encoded again, the error decodes to the same (bytes of the message
+	// that are not UTF-8 become U+FFFD, as for a method).
 	again, _, err := Decode(ErrorResponse(m.ID, m.Error))
-	if err != nil || again.Error == nil || again.Error.Code != m.Error.Code || again.Error.Message != m.Error.Message {
+	if err != nil || again.Error == nil || again.Error.Code != m.Error.Code || again.Error.Message != strings.ToValidUTF8(m.Error.Message, "\uFFFD") {
 		t.Fatalf("Decode(%q): error encoded again decodes to %+v, %v", b, again, err)
 	}
 }
