@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -125,10 +124,8 @@ func (r *request) audit(mod Module, method string, start time.Time, reply *contr
 		rec.Outcome = "error"
 	case len(reply.InputRequests) > 0:
 		rec.Outcome = "input_required"
-	case bytes.Contains(reply.Result, []byte(`"isError":true`)):
-		rec.Outcome = "tool_error"
 	default:
-		rec.Outcome = "ok"
+		rec.Outcome = string(resultOutcome(reply.Result))
 	}
 	f(r.ctx, rec)
 }

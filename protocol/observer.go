@@ -76,12 +76,7 @@ func (s *Server) measuredCall(ctx context.Context, e *toolEntry, call func(conte
 		tc.Outcome = OutcomeError
 	default:
 		tc.ResultBytes = len(reply.Result)
-		tc.Outcome = OutcomeOK
-		if v, err := ast.NewSearcher(string(reply.Result)).GetByPath("isError"); err == nil {
-			if b, err := v.Bool(); err == nil && b {
-				tc.Outcome = OutcomeToolError
-			}
-		}
+		tc.Outcome = resultOutcome(reply.Result)
 	}
 	if end != nil {
 		end(tc)
@@ -90,6 +85,18 @@ func (s *Server) measuredCall(ctx context.Context, e *toolEntry, call func(conte
 		s.observer.ToolCallDone(ctx, tc)
 	}
 	return reply, err
+}
+
+// resultOutcome is the outcome of a guest's result: OutcomeToolError when
+// its isError member is true, else OutcomeOK. Metrics, traces and the
+// audit line all classify a result by it.
+func resultOutcome(result []byte) Outcome {
+	if v, err := ast.NewSearcher(string(result)).GetByPath("isError"); err == nil {
+		if b, err := v.Bool(); err == nil && b {
+			return OutcomeToolError
+		}
+	}
+	return OutcomeOK
 }
 
 // refused reports a tools/call of e refused before its guest ran.
