@@ -26,13 +26,7 @@ TEXT=${TEXT:-"The quick brown fox jumps over the lazy dog. Pack my box with five
 How vexingly quick daft zebras jump! Sphinx of black quartz, judge my vow.
 The five boxing wizards jump quickly; a wizard's job is to vex chumps quickly in fog."}
 
-work=$(mktemp -d /tmp/wasmcp-compare.XXXXXX)
-pid=""
-cleanup() {
-	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-	if [ "${KEEP:-}" = 1 ]; then echo "work directory kept: $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+. "$root/bench/lib.sh"
 
 echo "building into $work ..."
 (cd "$root" && go build -o "$work/wasmcp" ./cmd/wasmcp && go build -o "$work/mcpload" ./cmd/mcpload)
@@ -41,42 +35,17 @@ mkdir -p "$work/tools-c" "$work/tools-go"
 cp "$root/examples/c/wordcount/wordcount.wasm" "$work/tools-c/"
 (cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" .)
 
-args=$(printf '%s' "$TEXT" | python3 -c 'import json,sys; print(json.dumps({"text": sys.stdin.read()}))' 2>/dev/null ||
-	printf '{"text":"%s"}' "$(printf '%s' "$TEXT" | tr '\n' ' ' | sed 's/["\\]//g')")
+args=$(json_text "$TEXT")
 
-# start NAME CMD... starts a server logging to $work/NAME.log and sets pid
-# and url once it logs the URL it serves.
-start() {
-	local name=$1
-	shift
-	"$@" >"$work/$name.log" 2>&1 &
-	pid=$!
-	url=""
-	for _ in $(seq 1 600); do
-		url=$(grep -o 'url=http://[^ ]*' "$work/$name.log" | head -1 | cut -d= -f2 || true)
-		[ -n "$url" ] && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log"; echo "$name did not start" >&2; exit 1; }
-		sleep 0.1
-	done
-	echo "$name did not log its URL within 60s" >&2
-	exit 1
-}
-
-stop() {
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=""
-}
-
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(go version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+machine
 echo "settings: CLIENTS=$CLIENTS DURATION=$DURATION WARMUP=$WARMUP, word_count on ${#TEXT} bytes of text"
 for era in $ERAS; do
 	files=""
 	for server in wasmcp+C wasmcp+Go mcp-go; do
 		case $server in
-		wasmcp+C) start "$server-$era" "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
-		wasmcp+Go) start "$server-$era" "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
-		mcp-go) start "$server-$era" "$work/mcpgo" -addr 127.0.0.1:0 ;;
+		wasmcp+C) start "$server-$era" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+		wasmcp+Go) start "$server-$era" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+		mcp-go) start "$server-$era" url=http "$work/mcpgo" -addr 127.0.0.1:0 ;;
 		esac
 		"$work/mcpload" -url "$url" -tool word_count -args "$args" -c "$CLIENTS" -d "$DURATION" -warmup "$WARMUP" \
 			-era "$era" -pid "$pid" -label "$server" -json >"$work/$server-$era.json"

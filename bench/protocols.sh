@@ -26,13 +26,7 @@ TEXT=${TEXT:-"The quick brown fox jumps over the lazy dog. Pack my box with five
 How vexingly quick daft zebras jump! Sphinx of black quartz, judge my vow.
 The five boxing wizards jump quickly; a wizard's job is to vex chumps quickly in fog."}
 
-work=$(mktemp -d /tmp/wasmcp-protocols.XXXXXX)
-pid=""
-cleanup() {
-	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-	if [ "${KEEP:-}" = 1 ]; then echo "work directory kept: $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+. "$root/bench/lib.sh"
 
 echo "building into $work ..."
 (cd "$root" && go build -o "$work/wasmcp" ./cmd/wasmcp && go build -o "$work/mcpload" ./cmd/mcpload)
@@ -40,36 +34,9 @@ mkdir -p "$work/tools"
 cp "$root/examples/c/wordcount/wordcount.wasm" "$work/tools/"
 "$work/wasmcp" cert --out "$work/tls" --hosts 127.0.0.1 --days 1 >/dev/null
 
-args=$(printf '%s' "$TEXT" | python3 -c 'import json,sys; print(json.dumps({"text": sys.stdin.read()}))' 2>/dev/null ||
-	printf '{"text":"%s"}' "$(printf '%s' "$TEXT" | tr '\n' ' ' | sed 's/["\\]//g')")
+args=$(json_text "$TEXT")
 
-# start NAME starts a server logging to $work/NAME.log and sets pid and url
-# once it serves HTTP/3.
-start() {
-	local name=$1
-	"$work/wasmcp" serve --http 127.0.0.1:0 --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem" --http3 \
-		--tools "$work/tools" --cache-dir "$work/cache" --watch=false --data-dir - >"$work/$name.log" 2>&1 &
-	pid=$!
-	url=""
-	for _ in $(seq 1 600); do
-		if grep -q 'msg="serving HTTP/3"' "$work/$name.log"; then
-			url=$(grep -o 'url=https://[^ ]*' "$work/$name.log" | head -1 | cut -d= -f2)
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log"; echo "$name did not start" >&2; exit 1; }
-		sleep 0.1
-	done
-	echo "$name did not start serving within 60s" >&2
-	exit 1
-}
-
-stop() {
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=""
-}
-
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(go version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+machine
 echo "settings: CLIENTS=$CLIENTS DURATION=$DURATION WARMUP=$WARMUP, word_count (C guest) on ${#TEXT} bytes of text, TLS 1.3 on loopback"
 for era in $ERAS; do
 	files=""
@@ -80,7 +47,8 @@ for era in $ERAS; do
 		h3) flag="-http3" label="HTTP/3" ;;
 		*) echo "unknown protocol $proto (want h1, h2 or h3)" >&2; exit 2 ;;
 		esac
-		start "$proto-$era"
+		start "$proto-$era" 'msg="serving HTTP/3"' "$work/wasmcp" serve --http 127.0.0.1:0 --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem" --http3 \
+			--tools "$work/tools" --cache-dir "$work/cache" --watch=false --data-dir -
 		"$work/mcpload" -url "$url" $flag -cacert "$work/tls/cert.pem" -tool word_count -args "$args" -c "$CLIENTS" \
 			-d "$DURATION" -warmup "$WARMUP" -era "$era" -pid "$pid" -label "$label" -json >"$work/$proto-$era.json"
 		stop
