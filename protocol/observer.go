@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -91,6 +92,11 @@ func (s *Server) measuredCall(ctx context.Context, e *toolEntry, call func(conte
 // its isError member is true, else OutcomeOK. Metrics, traces and the
 // audit line all classify a result by it.
 func resultOutcome(result []byte) Outcome {
+	// Most results have no isError member (nor an escaped key that could
+	// spell it): those need no parse.
+	if !bytes.Contains(result, []byte("isError")) && !bytes.Contains(result, []byte(`\u`)) {
+		return OutcomeOK
+	}
 	if v, err := ast.NewSearcher(string(result)).GetByPath("isError"); err == nil {
 		if b, err := v.Bool(); err == nil && b {
 			return OutcomeToolError
