@@ -159,7 +159,7 @@ func reloadScenario(t *testing.T, dir string, s *served, c mcpClient, notes mcpC
 	var once sync.Once
 	slow := make(chan string, 1)
 	go func() {
-		slow <- c.request("tools/call", `{"name":"reload_slow","arguments":{"ms":4000}}`, func(string) {
+		slow <- c.request("tools/call", `{"name":"reload_slow","arguments":{"ms":12000}}`, func(string) {
 			once.Do(func() { close(started) })
 		})
 	}()
