@@ -56,7 +56,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.hosts, "allowed-hosts", "", `comma-separated Host header values served ("name[:port]", "*" for any); default: localhost, 127.0.0.1, [::1] with the port on a loopback bind, any otherwise`)
 	fs.Var(&f.maxBody, "max-body", "largest message accepted: an HTTP request body (413 past it) or a stdio line (-32600 past it), e.g. 4MiB, 512KiB or bytes")
 	fs.Var(&f.maxHeader, "max-header-bytes", "largest request header block accepted (431 past it)")
-	fs.IntVar(&f.maxConns, "max-conns", mcphttp.DefaultMaxConns(), "connections open at once, sized from the file-descriptor limit (3/4 of it, less 96); past it new ones are closed at accept")
+	fs.IntVar(&f.maxConns, "max-conns", mcphttp.DefaultMaxConns(), "connections open at once, sized from the file-descriptor limit (3/4 of it, less 96); past it new ones are closed at accept (QUIC connections of --http3 are capped the same, counted apart)")
 	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", mcphttp.DefaultMaxConnsPerAddr, "connections open at once from one remote IP address (raise to --max-conns behind a reverse proxy)")
 	fs.IntVar(&f.maxCallsPerConn, "max-calls-per-conn", mcphttp.DefaultMaxConcurrentStreams, "requests in flight on one HTTP/2 connection (HTTP/1.1 serves one at a time)")
 	fs.IntVar(&f.maxSessionsPer, "max-sessions-per-principal", 0, "legacy HTTP sessions one authenticated principal may hold (0: --max-sessions); past it that principal's idlest idle session is ended")

@@ -44,7 +44,8 @@
 //
 // What one client can hold is capped (limits.go, and each Options field):
 // connections in total and per remote address (sized from the
-// file-descriptor limit), header and body sizes and read times, batch
+// file-descriptor limit; QUIC connections under the same caps, counted
+// apart, refused in their handshake), header and body sizes and read times, batch
 // elements, sessions (the idlest idle session is evicted past the cap; 503
 // with Retry-After when every session is busy) and standalone SSE streams.
 // Refusals are logged at warning level, at most once a second per kind.

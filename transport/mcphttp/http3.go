@@ -50,6 +50,9 @@ const (
 type http3Server struct {
 	srv      *http3.Server
 	conn     net.PacketConn
+	tr       *quic.Transport
+	ln       *quic.EarlyListener
+	conns    *connCounter // the QUIC connections open, under Options.MaxConns and MaxConnsPerAddr
 	altSvc   string
 	inflight atomic.Int64  // HTTP/3 requests in the handler
 	done     chan struct{} // closed when Serve has returned, with err set
@@ -57,8 +60,15 @@ type http3Server struct {
 }
 
 // listenHTTP3 opens the UDP socket beside the TCP listener's address and
-// prepares the HTTP/3 server; serve starts it.
-func listenHTTP3(h http.Handler, tcpAddr net.Addr, tlsConf *tls.Config, opts Options) (*http3Server, error) {
+// prepares the HTTP/3 server; serve starts it. QUIC connections are capped
+// as TCP ones are (Options.MaxConns in total, Options.MaxConnsPerAddr per
+// remote IP address, counted apart from the TCP connections): a
+// connection attempt over a cap is refused in the handshake with QUIC's
+// CONNECTION_REFUSED and the refusal logged. Once the connections open, in
+// total or from one address, reach half their cap, a new connection must
+// first prove its source address (a Retry, one more round trip), so that
+// spoofed Initial packets cannot fill an address's places.
+func listenHTTP3(h http.Handler, tcpAddr net.Addr, tlsConf *tls.Config, opts Options, refused *rateLog) (*http3Server, error) {
 	ta, ok := tcpAddr.(*net.TCPAddr)
 	if !ok {
 		return nil, fmt.Errorf("mcphttp: HTTP/3 needs a TCP listener address, got %T", tcpAddr)
@@ -75,23 +85,47 @@ func listenHTTP3(h http.Handler, tcpAddr net.Addr, tlsConf *tls.Config, opts Opt
 	if streams <= 0 {
 		streams = DefaultHTTP3MaxStreams
 	}
-	s := &http3Server{conn: conn, done: make(chan struct{}),
+	s := &http3Server{conn: conn, done: make(chan struct{}), conns: newConnCounter(opts.MaxConns, opts.MaxConnsPerAddr),
 		altSvc: `h3=":` + strconv.Itoa(ta.Port) + `"; ma=` + strconv.Itoa(altSvcMaxAge)}
+	quicConf := &quic.Config{
+		MaxIncomingStreams:    int64(streams),
+		MaxIncomingUniStreams: http3MaxUniStreams,
+		MaxIdleTimeout:        http3QUICIdleTimeout,
+		HandshakeIdleTimeout:  http3HandshakeTimeout,
+		// 0-RTT data can be replayed by an attacker; a tool call is
+		// not idempotent, so the server never accepts it.
+		Allow0RTT: false,
+	}
+	s.tr = &quic.Transport{
+		Conn: conn,
+		VerifySourceAddress: func(a net.Addr) bool {
+			return s.conns.busy(remoteIP(a))
+		},
+		// ConnContext is called once per connection attempt, before the
+		// handshake; the context it is given ends when the connection
+		// does (closed, timed out or a failed handshake).
+		ConnContext: func(ctx context.Context, info *quic.ClientInfo) (context.Context, error) {
+			addr := remoteIP(info.RemoteAddr)
+			if err := s.conns.acquire(addr); err != nil {
+				refuseConn(refused, s.conns, err, addr, "quic")
+				return nil, err
+			}
+			context.AfterFunc(ctx, func() { s.conns.release(addr) })
+			return ctx, nil
+		},
+	}
+	tc := http3.ConfigureTLSConfig(tlsConf.Clone())
+	if s.ln, err = s.tr.ListenEarly(tc, quicConf); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("mcphttp: HTTP/3 on UDP port %d: %w", ta.Port, err)
+	}
 	s.srv = &http3.Server{
 		Handler:        s.count(h),
-		TLSConfig:      http3.ConfigureTLSConfig(tlsConf.Clone()),
+		TLSConfig:      tc,
 		MaxHeaderBytes: headerBytes,
 		IdleTimeout:    http3IdleTimeout,
-		QUICConfig: &quic.Config{
-			MaxIncomingStreams:    int64(streams),
-			MaxIncomingUniStreams: http3MaxUniStreams,
-			MaxIdleTimeout:        http3QUICIdleTimeout,
-			HandshakeIdleTimeout:  http3HandshakeTimeout,
-			// 0-RTT data can be replayed by an attacker; a tool call is
-			// not idempotent, so the server never accepts it.
-			Allow0RTT: false,
-		},
-		Logger: opts.Logger,
+		QUICConfig:     quicConf,
+		Logger:         opts.Logger,
 	}
 	return s, nil
 }
@@ -119,7 +153,7 @@ func (s *http3Server) advertise(h http.Handler) http.Handler {
 // serve starts serving; s.done is closed when it stops.
 func (s *http3Server) serve() {
 	go func() {
-		s.err = s.srv.Serve(s.conn)
+		s.err = s.srv.ServeListener(s.ln)
 		close(s.done)
 	}()
 }
@@ -167,6 +201,8 @@ func shutdownErr(err error) error {
 // returns the error Serve ended with, if any other than closing.
 func (s *http3Server) close() error {
 	_ = s.srv.Close()
+	_ = s.ln.Close()
+	_ = s.tr.Close()
 	_ = s.conn.Close()
 	<-s.done
 	err := s.err

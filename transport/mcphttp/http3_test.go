@@ -6,12 +6,17 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
 
@@ -181,4 +186,96 @@ func TestServeHTTP3NeedsTLS(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "TLS") {
 		t.Fatalf("HTTP/3 without TLS: %v", err)
 	}
+}
+
+// h3ClientFrom is h3Client with its QUIC connections sent from the local
+// IP address from.
+func h3ClientFrom(t *testing.T, certFile, from string) (*http.Client, *http3.Transport) {
+	t.Helper()
+	c := h3Client(t, certFile)
+	tr := c.Transport.(*http3.Transport)
+	tr.Dial = func(ctx context.Context, addr string, tc *tls.Config, qc *quic.Config) (*quic.Conn, error) {
+		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)})
+		if err != nil {
+			return nil, err
+		}
+		ra, err := net.ResolveUDPAddr("udp", addr)
+		if err != nil {
+			udp.Close()
+			return nil, err
+		}
+		conn, err := quic.DialEarly(ctx, udp, ra, tc, qc)
+		if err != nil {
+			udp.Close()
+			return nil, err
+		}
+		context.AfterFunc(conn.Context(), func() { udp.Close() })
+		return conn, nil
+	}
+	c.Timeout = 20 * time.Second
+	return c, tr
+}
+
+// TestHTTP3ConnCaps: QUIC connections are capped as TCP ones are, in
+// total and per remote address; a connection past a cap is refused in its
+// handshake while the connections already open are still served, and a
+// closed connection gives its place back.
+func TestHTTP3ConnCaps(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("dials from 127.0.0.2 and 127.0.0.3, which only Linux routes by default")
+	}
+	log, buf := logTo()
+	cert, key := selfSigned(t)
+	base, _ := serveOn(t, Options{TLSCert: cert, TLSKey: key, HTTP3: true, MaxConns: 2, MaxConnsPerAddr: 1, Logger: log})
+	url := base + "/mcp"
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta("") + `}}`
+	served := func(c *http.Client) error {
+		resp, body, err := postRaw(c, url, modern("tools/list", ""), list)
+		if err != nil {
+			return err
+		}
+		if resp.ProtoMajor != 3 || resp.StatusCode != 200 || !strings.Contains(body, `"spin"`) {
+			return fmt.Errorf("%s %d %s", resp.Proto, resp.StatusCode, body)
+		}
+		return nil
+	}
+	refused := func(c *http.Client, what string) {
+		t.Helper()
+		err := served(c)
+		var te *quic.TransportError
+		if !errors.As(err, &te) || te.ErrorCode != quic.ConnectionRefused {
+			t.Fatalf("%s: want CONNECTION_REFUSED, got %v", what, err)
+		}
+	}
+
+	a, aTr := h3ClientFrom(t, cert, "127.0.0.1")
+	if err := served(a); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := h3ClientFrom(t, cert, "127.0.0.1")
+	refused(b, "a second connection from one address")
+	// Past half the cap a new connection proves its address first (a
+	// Retry); it is then accepted.
+	c, _ := h3ClientFrom(t, cert, "127.0.0.2")
+	if err := served(c); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := h3ClientFrom(t, cert, "127.0.0.3")
+	refused(d, "a connection past the total cap")
+	// The connections already open are still served.
+	if err := served(a); err != nil {
+		t.Fatalf("an open connection past the cap: %v", err)
+	}
+	if err := served(c); err != nil {
+		t.Fatalf("an open connection past the cap: %v", err)
+	}
+	for _, want := range []string{"connection refused: the remote address is at its connection cap", "connection refused: the server is at its connection cap", "proto=quic"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf)
+		}
+	}
+	// Closing a's connection frees its place for b.
+	aTr.Close()
+	waitFor(t, "a closed QUIC connection to give its place back", func() bool { return served(b) == nil })
 }

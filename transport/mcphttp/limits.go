@@ -95,6 +95,76 @@ func (l *rateLog) warn(key, msg string, args ...any) {
 	l.log.Warn(msg, args...)
 }
 
+// connCounter counts the connections open at once, in total and per
+// remote IP address, against two caps. The TCP listener and the QUIC
+// transport each have one, with the same caps.
+type connCounter struct {
+	max, perAddr int
+
+	mu     sync.Mutex
+	total  int
+	byAddr map[string]int
+}
+
+func newConnCounter(max, perAddr int) *connCounter {
+	return &connCounter{max: max, perAddr: perAddr, byAddr: map[string]int{}}
+}
+
+// acquire counts a connection from addr, or reports which cap it is over:
+// errConnCap or errConnAddrCap.
+func (c *connCounter) acquire(addr string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.total >= c.max:
+		return errConnCap
+	case c.byAddr[addr] >= c.perAddr:
+		return errConnAddrCap
+	}
+	c.total++
+	c.byAddr[addr]++
+	return nil
+}
+
+// release gives back the place of a connection from addr.
+func (c *connCounter) release(addr string) {
+	c.mu.Lock()
+	c.total--
+	if c.byAddr[addr]--; c.byAddr[addr] <= 0 {
+		delete(c.byAddr, addr)
+	}
+	c.mu.Unlock()
+}
+
+// busy tells whether the connections open, in total or from addr, have
+// reached half their cap.
+func (c *connCounter) busy(addr string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return 2*c.total >= c.max || 2*c.byAddr[addr] >= c.perAddr
+}
+
+// open is the number of connections counted now.
+func (c *connCounter) open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+var (
+	errConnCap     = errors.New("the server is at its connection cap")
+	errConnAddrCap = errors.New("the remote address is at its connection cap")
+)
+
+// refuseConn logs the refusal of a connection from addr over a cap.
+func refuseConn(log *rateLog, c *connCounter, err error, addr, proto string) {
+	if errors.Is(err, errConnCap) {
+		log.warn("conns-"+proto, "connection refused: "+err.Error(), "proto", proto, "remote", addr, "max_conns", c.max)
+		return
+	}
+	log.warn("conns-addr-"+proto, "connection refused: "+err.Error(), "proto", proto, "remote", addr, "max_conns_per_addr", c.perAddr)
+}
+
 // limitListener caps the connections open at once, in total and per
 // remote IP address. A connection over a cap is closed as soon as it is
 // accepted (its client sees the connection end) and the refusal logged.
@@ -102,16 +172,12 @@ func (l *rateLog) warn(key, msg string, args ...any) {
 // warning level before net/http retries.
 type limitListener struct {
 	net.Listener
-	max, perAddr int
-	log          *rateLog
-
-	mu     sync.Mutex
-	total  int
-	byAddr map[string]int
+	log   *rateLog
+	conns *connCounter
 }
 
 func newLimitListener(ln net.Listener, max, perAddr int, log *rateLog) *limitListener {
-	return &limitListener{Listener: ln, max: max, perAddr: perAddr, log: log, byAddr: map[string]int{}}
+	return &limitListener{Listener: ln, log: log, conns: newConnCounter(max, perAddr)}
 }
 
 // Accept returns the next connection within the caps.
@@ -125,46 +191,22 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		addr := remoteIP(c.RemoteAddr())
-		l.mu.Lock()
-		switch {
-		case l.total >= l.max:
-			l.mu.Unlock()
+		if err := l.conns.acquire(addr); err != nil {
 			_ = c.Close()
-			l.log.warn("conns", "connection refused: the server is at its connection cap", "remote", addr, "max_conns", l.max)
-			continue
-		case l.byAddr[addr] >= l.perAddr:
-			l.mu.Unlock()
-			_ = c.Close()
-			l.log.warn("conns-addr", "connection refused: the remote address is at its connection cap", "remote", addr, "max_conns_per_addr", l.perAddr)
+			refuseConn(l.log, l.conns, err, addr, "tcp")
 			continue
 		}
-		l.total++
-		l.byAddr[addr]++
-		l.mu.Unlock()
-		return &limitedConn{Conn: c, l: l, addr: addr}, nil
+		return &limitedConn{Conn: c, l: l.conns, addr: addr}, nil
 	}
-}
-
-func (l *limitListener) release(addr string) {
-	l.mu.Lock()
-	l.total--
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
-	}
-	l.mu.Unlock()
 }
 
 // open is the number of connections counted now.
-func (l *limitListener) open() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total
-}
+func (l *limitListener) open() int { return l.conns.open() }
 
 // limitedConn gives its place back when closed.
 type limitedConn struct {
 	net.Conn
-	l    *limitListener
+	l    *connCounter
 	addr string
 	once sync.Once
 }
@@ -177,7 +219,10 @@ func (c *limitedConn) Close() error {
 
 // remoteIP is the IP address of a remote address, without its port.
 func remoteIP(a net.Addr) string {
-	if t, ok := a.(*net.TCPAddr); ok {
+	switch t := a.(type) {
+	case *net.TCPAddr:
+		return t.IP.String()
+	case *net.UDPAddr:
 		return t.IP.String()
 	}
 	s := a.String()

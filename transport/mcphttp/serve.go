@@ -86,12 +86,13 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 			return errors.New("mcphttp: HTTP/3 needs TLS (TLSCert and TLSKey)")
 		}
 		var err error
-		if h3, err = listenHTTP3(handler, ln.Addr(), hs.TLSConfig, opts); err != nil {
+		if h3, err = listenHTTP3(handler, ln.Addr(), hs.TLSConfig, opts, h.refused); err != nil {
 			return err
 		}
 		hs.Handler = h3.advertise(handler)
 		h3.serve()
-		opts.Logger.Info("serving HTTP/3", "udp", h3.conn.LocalAddr().String(), "max_streams", h3.srv.QUICConfig.MaxIncomingStreams)
+		opts.Logger.Info("serving HTTP/3", "udp", h3.conn.LocalAddr().String(), "max_streams", h3.srv.QUICConfig.MaxIncomingStreams,
+			"max_conns", opts.MaxConns, "max_conns_per_addr", opts.MaxConnsPerAddr)
 	}
 	hs.Protocols = &protos
 	hs.RegisterOnShutdown(h.BeginShutdown)
