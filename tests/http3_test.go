@@ -441,3 +441,64 @@ func TestHTTP3Tasks(t *testing.T) {
 	s := startHTTP3(t, taskTools(t), "--data-dir", "-")
 	legacyTaskScenario(t, newHTTPLegacyWith(t, s.url, h3Client(t)))
 }
+
+// TestHTTP3EveryEra: every protocol revision the server speaks, over
+// HTTP/3 only: the handshake of each session-era revision, tools/list and
+// a tools/call answered as JSON and as SSE (with progress), then DELETE;
+// the 2026-07-28 era needs no handshake (TestHTTP3ModernEra). The official
+// conformance suites also run over HTTP/3 through mcpload -relay
+// (CONFORMANCE_HTTP3=1 tests/conformance/run).
+func TestHTTP3EveryEra(t *testing.T) {
+	t.Parallel()
+	s := startHTTP3(t, exampleTools(t))
+	c := h3Client(t)
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		x := h3Do(t, c, http.MethodPost, s.url, map[string]string{"Accept": "application/json, text/event-stream"},
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v+`","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+		sid := x.header.Get("Mcp-Session-Id")
+		if x.status != 200 || sid == "" || !strings.Contains(x.body, `"protocolVersion":"`+v+`"`) {
+			t.Fatalf("%s initialize: %d %q %s", v, x.status, sid, x.body)
+		}
+		hdr := map[string]string{"Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": v}
+		if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
+			t.Fatalf("%s initialized: %d %s", v, x.status, x.body)
+		}
+		if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); x.status != 200 || !strings.Contains(x.body, `"name":"hash"`) {
+			t.Fatalf("%s tools/list: %d %s", v, x.status, x.body)
+		}
+		jsonHdr := map[string]string{"Accept": "application/json", "Mcp-Session-Id": sid, "MCP-Protocol-Version": v}
+		x = h3Do(t, c, http.MethodPost, s.url, jsonHdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"}}}`)
+		if x.status != 200 || !strings.HasPrefix(x.header.Get("Content-Type"), "application/json") ||
+			!strings.Contains(x.body, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
+			t.Fatalf("%s tools/call: %d %s %s", v, x.status, x.header.Get("Content-Type"), x.body)
+		}
+		resp := h3Open(t, context.Background(), c, http.MethodPost, s.url, hdr,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"One two. Three four five."},"_meta":{"progressToken":"p"}}}`)
+		if resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("%s text_stats answered %s", v, resp.Header.Get("Content-Type"))
+		}
+		var progress int
+		var final string
+		readSSE(resp.Body, func(data string) bool {
+			switch noteMethod(data) {
+			case "notifications/progress":
+				progress++
+				return true
+			case "":
+				if strings.TrimSpace(data) == "" {
+					return true // the priming event of 2025-11-25
+				}
+				final = data // the answer
+				return false
+			}
+			return true // a log message
+		})
+		resp.Body.Close()
+		if progress < 4 || !strings.Contains(final, `"id":3`) || !strings.Contains(final, `"words":5`) {
+			t.Fatalf("%s text_stats: %d progress, final %s", v, progress, final)
+		}
+		if x := h3Do(t, c, http.MethodDelete, s.url, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": v}, ""); x.status != 204 {
+			t.Fatalf("%s DELETE: %d", v, x.status)
+		}
+	}
+}

@@ -20,6 +20,14 @@
 // an error. -cacert names a certificate to trust, such as the one
 // 'wasmcp cert' writes.
 //
+// Relay: with -relay HOST:PORT (loopback) and -http3 (or -h2), mcpload
+// loads nothing; it serves plain HTTP/1.1 there for -d and forwards every
+// request to -url over HTTP/3 (or HTTP/2) — headers, Host and Origin
+// included, responses streamed and flushed per write — so that a client
+// that speaks only HTTP/1.1, such as the official MCP conformance runner,
+// runs its checks against the server's HTTP/3 side
+// (CONFORMANCE_HTTP3=1 tests/conformance/run).
+//
 // Eras:
 //   - modern (2026-07-28, stateless): every request carries the
 //     MCP-Protocol-Version, Mcp-Method and Mcp-Name headers and the

@@ -52,6 +52,7 @@ type config struct {
 	Proto    string // protoHTTP1, protoHTTP2 or protoHTTP3
 	CACert   string // PEM file of a certificate to trust (https)
 	roots    *x509.CertPool
+	relay    bool // -relay: forward requests instead of loading
 }
 
 // Report is the outcome of a run, as printed with -json.
@@ -98,6 +99,7 @@ func run(args []string, stdout io.Writer) error {
 	var jsonOut bool
 	var table string
 	var h2, h3 bool
+	var relayAddr string
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080/mcp", "MCP endpoint (loopback only)")
 	fs.IntVar(&cfg.Clients, "c", 8, "concurrent clients, each with its own keep-alive connection")
 	fs.DurationVar(&cfg.Duration, "d", 10*time.Second, "how long to measure (after the warm-up); at most 30m")
@@ -114,9 +116,10 @@ func run(args []string, stdout io.Writer) error {
 	fs.BoolVar(&h3, "http3", false, "speak HTTP/3 over QUIC (https URL; the UDP port is the URL's)")
 	fs.StringVar(&cfg.CACert, "cacert", "", "PEM file of a certificate to trust for an https URL (e.g. one from 'wasmcp cert')")
 	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON")
+	fs.StringVar(&relayAddr, "relay", "", "instead of loading: serve plain HTTP/1.1 on this loopback HOST:PORT and forward every request to -url over -http3 or -h2, for -d (so an HTTP/1.1-only client, such as the MCP conformance runner, runs against the server's HTTP/3 side)")
 	fs.StringVar(&table, "table", "", "print a table of the -json reports in these comma-separated files and exit")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: mcpload -url URL -tool NAME [-args JSON] [flags]\n       mcpload -table A.json,B.json,...\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage: mcpload -url URL -tool NAME [-args JSON] [flags]\n       mcpload -url URL -http3 -relay HOST:PORT [-d 30m] [-cacert CERT]\n       mcpload -table A.json,B.json,...\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -129,6 +132,7 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.Args = json.RawMessage(rawArgs)
+	cfg.relay = relayAddr != ""
 	switch {
 	case h2 && h3:
 		return errors.New("-h2 and -http3 are exclusive")
@@ -142,6 +146,16 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.relay {
+		if cfg.Proto == protoHTTP1 {
+			return errors.New("-relay needs -http3 or -h2 (it turns HTTP/1.1 into one of them)")
+		}
+		ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+		return relay(ctx, cfg, relayAddr, func(addr string) {
+			fmt.Fprintf(stdout, "relaying http://%s to %s over %s\n", addr, cfg.URL, protoName(cfg.Proto))
+		})
+	}
 	rep, err := load(ctx, cfg)
 	if err != nil {
 		return err
@@ -164,7 +178,7 @@ func (c *config) check() error {
 	if !loopback(u.Hostname()) {
 		return fmt.Errorf("-url %q: mcpload only loads servers on this machine (127.0.0.0/8, ::1, localhost)", c.URL)
 	}
-	if c.Tool == "" {
+	if c.Tool == "" && !c.relay {
 		return errors.New("-tool is required")
 	}
 	if err := c.checkProto(u.Scheme == "https"); err != nil {
