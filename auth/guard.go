@@ -69,7 +69,7 @@ func NewGuard(next http.Handler, opts GuardOptions) (*Guard, error) {
 	g := &Guard{next: next, opts: opts, log: opts.Logger,
 		metaPaths: map[string]bool{MetadataPath: true, MetadataPath + path: true},
 		metaURL:   u.Scheme + "://" + u.Host + MetadataPath + path,
-		limits:    newLimiter(opts.Limits),
+		limits:    newLimiter(opts.Limits, opts.Logger),
 	}
 	md := struct {
 		Resource               string   `json:"resource"`
@@ -120,7 +120,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		release, cap, retry := g.limits.acquire(p.Name)
+		release, cap, retry := g.limits.acquire(r.Context(), p.Name)
 		if release == nil {
 			g.tooMany(w, r, p, cap, retry)
 			return

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -18,7 +20,45 @@ type Limits struct {
 	PerMinute int
 	// Burst is the bucket's size.
 	Burst int
+	// Shared, when set, counts the caps there — across every server
+	// sharing it (Redis, for replicas behind one address) — instead of in
+	// this process. The concurrency cap is one place per request in
+	// flight, held for SharedHold and renewed while the request runs, so
+	// a dead replica's places come back by themselves. The rate is
+	// counted in fixed windows of Burst requests, each
+	// Burst/PerMinute minutes long: the same average and the same burst
+	// as the bucket, but two bursts may meet at a window's edge. When the
+	// shared counter fails (Redis unreachable), requests are counted in
+	// this process until it answers again, so that they keep being served.
+	Shared SharedCounter
 }
+
+// SharedCounter counts places and events across servers (tasks.Limiter
+// over Redis fits it through a small adapter).
+type SharedCounter interface {
+	// Acquire takes one of limit places under key, kept for hold unless
+	// renewed; ok is false when all are taken.
+	Acquire(ctx context.Context, key string, limit int, hold time.Duration) (h SharedHold, ok bool, err error)
+	// Allow counts one event under key in the current window of length
+	// window; ok is false, with the time until the window ends, when
+	// limit events already happened in it.
+	Allow(ctx context.Context, key string, limit int, window time.Duration) (ok bool, retryAfter time.Duration, err error)
+}
+
+// SharedHold is a place taken from a SharedCounter.
+type SharedHold interface {
+	// Renew keeps the place for hold from now.
+	Renew(ctx context.Context, hold time.Duration) (bool, error)
+	// Release gives the place back.
+	Release(ctx context.Context) error
+}
+
+// SharedHoldFor is how long a shared place outlives its last renewal;
+// places of requests in flight are renewed every third of it.
+const SharedHoldFor = 30 * time.Second
+
+// sharedTimeout bounds one call to the shared counter.
+const sharedTimeout = 2 * time.Second
 
 // The caps named in refusals.
 const (
@@ -28,9 +68,16 @@ const (
 
 type limiter struct {
 	lim   Limits
+	log   *slog.Logger
 	mu    sync.Mutex
 	per   map[string]*principalLimits
 	swept time.Time
+
+	// The shared places of the requests in flight, renewed by one
+	// goroutine while there are any.
+	holds    map[*sharedPlace]struct{}
+	renewing bool
+	warned   time.Time
 }
 
 type principalLimits struct {
@@ -39,19 +86,36 @@ type principalLimits struct {
 	seen     time.Time
 }
 
-func newLimiter(l Limits) *limiter {
+type sharedPlace struct{ h SharedHold }
+
+func newLimiter(l Limits, log *slog.Logger) *limiter {
 	if l.Burst <= 0 {
 		l.Burst = l.PerMinute
 	}
-	return &limiter{lim: l, per: map[string]*principalLimits{}}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &limiter{lim: l, log: log, per: map[string]*principalLimits{}, holds: map[*sharedPlace]struct{}{}}
 }
 
 // acquire admits one request of name: it returns the function that ends
 // it, or nil with the cap reached and how long to wait.
-func (l *limiter) acquire(name string) (release func(), cap string, retry time.Duration) {
+func (l *limiter) acquire(ctx context.Context, name string) (release func(), cap string, retry time.Duration) {
 	if l.lim.Concurrent <= 0 && l.lim.PerMinute <= 0 {
 		return func() {}, "", 0
 	}
+	if l.lim.Shared != nil {
+		release, cap, retry, err := l.acquireShared(ctx, name)
+		if err == nil {
+			return release, cap, retry
+		}
+		l.warnShared(err)
+	}
+	return l.acquireLocal(name)
+}
+
+// acquireLocal counts in this process.
+func (l *limiter) acquireLocal(name string) (release func(), cap string, retry time.Duration) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -81,6 +145,103 @@ func (l *limiter) acquire(name string) (release func(), cap string, retry time.D
 		pl.inFlight--
 		l.mu.Unlock()
 	}, "", 0
+}
+
+// acquireShared counts in the shared counter; an error means it could not
+// count.
+func (l *limiter) acquireShared(ctx context.Context, name string) (release func(), cap string, retry time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
+	defer cancel()
+	var place *sharedPlace
+	if l.lim.Concurrent > 0 {
+		h, ok, err := l.lim.Shared.Acquire(ctx, "principal-requests:"+name, l.lim.Concurrent, SharedHoldFor)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		if !ok {
+			return nil, CapConcurrent, time.Second, nil
+		}
+		place = &sharedPlace{h: h}
+	}
+	if l.lim.PerMinute > 0 {
+		window := max(time.Millisecond, time.Duration(l.lim.Burst)*time.Minute/time.Duration(l.lim.PerMinute))
+		ok, wait, err := l.lim.Shared.Allow(ctx, "principal-rate:"+name, l.lim.Burst, window)
+		if err != nil || !ok {
+			if place != nil {
+				_ = place.h.Release(ctx)
+			}
+			if err != nil {
+				return nil, "", 0, err
+			}
+			return nil, CapPerMinute, wait, nil
+		}
+	}
+	if place == nil {
+		return func() {}, "", 0, nil
+	}
+	l.track(place)
+	return func() {
+		l.mu.Lock()
+		delete(l.holds, place)
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		defer cancel()
+		if err := place.h.Release(ctx); err != nil {
+			l.warnShared(err) // the place comes back after SharedHoldFor
+		}
+	}, "", 0, nil
+}
+
+// track adds a place to renew, starting the renewer if none runs.
+func (l *limiter) track(p *sharedPlace) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holds[p] = struct{}{}
+	if l.renewing {
+		return
+	}
+	l.renewing = true
+	go l.renew()
+}
+
+// renew keeps the places of the requests in flight until there are none.
+func (l *limiter) renew() {
+	t := time.NewTicker(SharedHoldFor / 3)
+	defer t.Stop()
+	for range t.C {
+		l.mu.Lock()
+		if len(l.holds) == 0 {
+			l.renewing = false
+			l.mu.Unlock()
+			return
+		}
+		ps := make([]*sharedPlace, 0, len(l.holds))
+		for p := range l.holds {
+			ps = append(ps, p)
+		}
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		for _, p := range ps {
+			if _, err := p.h.Renew(ctx, SharedHoldFor); err != nil {
+				l.warnShared(err)
+				break
+			}
+		}
+		cancel()
+	}
+}
+
+// warnShared logs a failure of the shared counter at most once a minute.
+func (l *limiter) warnShared(err error) {
+	l.mu.Lock()
+	now := time.Now()
+	if now.Sub(l.warned) < time.Minute {
+		l.mu.Unlock()
+		return
+	}
+	l.warned = now
+	l.mu.Unlock()
+	l.log.Warn("per-principal caps: the shared counter is unavailable; counting in this process until it answers", "err", err)
 }
 
 // sweep forgets principals idle for ten minutes (their bucket is full by

@@ -53,7 +53,8 @@ type Options struct {
 	// PollInterval is the polling interval suggested to clients.
 	PollInterval time.Duration
 	// MaxActive caps the tasks not yet ended on this server; MaxPerOwner
-	// caps them per principal.
+	// caps them per principal. With a Limiter both count there too (so
+	// across every replica sharing it), besides in this process.
 	MaxActive, MaxPerOwner int
 	// MaxResultBytes caps the bytes of one task's result (or error);
 	// MaxStoredBytes those of all the results kept, MaxStoredPerOwner
@@ -71,10 +72,10 @@ type Options struct {
 	// without renewal, with a Shared store (DefaultLease): a replica that
 	// stops renewing has its running tasks failed by another within it.
 	Lease time.Duration
-	// Limiter, when set, also counts the per-principal cap (MaxPerOwner)
-	// there — across replicas with Redis.Limiter — under the key
-	// "tasks:" + principal; each place is held for Lease and renewed
-	// while the task is active here.
+	// Limiter, when set, also counts the caps there — across replicas
+	// with Redis.Limiter: MaxActive under the key "active-tasks" and
+	// MaxPerOwner under "tasks:" + principal; each place is held for Lease
+	// and renewed while the task is active here.
 	Limiter Limiter
 }
 

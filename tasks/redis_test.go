@@ -449,3 +449,49 @@ func TestRedisURLSecret(t *testing.T) {
 		t.Fatalf("a bad URL: %v", err)
 	}
 }
+
+// --max-tasks across replicas: the server's cap counts every replica's
+// tasks; a place freed on one is free on the other.
+func TestRedisActiveCapAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	ra, rb := openRedis(t, srv.URL()), openRedis(t, srv.URL())
+	a := newManager(t, ra, Options{MaxActive: 2, MaxPerOwner: 5, Limiter: ra.Limiter()})
+	b := newManager(t, rb, Options{MaxActive: 2, MaxPerOwner: 5, Limiter: rb.Limiter()})
+	create(t, a, "alice", nil)
+	tb := create(t, b, "bob", nil)
+	var le *LimitError
+	for _, m := range []*Manager{a, b} {
+		if _, err := m.Reserve("carol"); !errors.As(err, &le) || le.PerOwner || le.Limit != 2 {
+			t.Fatalf("a third task in the cluster: %v", err)
+		}
+	}
+	// A refusal by the server's cap keeps no place under the client's.
+	if all, _ := a.Running(""); all != 1 {
+		t.Fatalf("a refused reservation holds a place here: %d", all)
+	}
+	if _, err := b.Finish(ctx, tb.ID, Completed, "", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	reserve := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			s, err := a.Reserve("carol")
+			if err == nil {
+				s.Release() // given back in the background
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	reserve("a place freed on b is not free on a")
+	// Each released reservation gives back its places under both caps:
+	// more reservations than either cap all succeed in turn.
+	for range 6 {
+		reserve("a released place is still held")
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // authFlags are serve's flags for authenticating HTTP clients.
@@ -42,6 +44,24 @@ type authFlags struct {
 	introspectURL     string
 	clientID          string
 	clientSecretFile  string
+	// shared counts the per-principal caps across replicas (--store
+	// redis); nil counts them in this process.
+	shared auth.SharedCounter
+}
+
+// sharedCounter counts auth's per-principal caps in a tasks.Limiter.
+type sharedCounter struct{ l tasks.Limiter }
+
+func (c sharedCounter) Acquire(ctx context.Context, key string, limit int, hold time.Duration) (auth.SharedHold, bool, error) {
+	h, ok, err := c.l.Acquire(ctx, key, limit, hold)
+	if h == nil {
+		return nil, ok, err
+	}
+	return h, ok, err
+}
+
+func (c sharedCounter) Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, time.Duration, error) {
+	return c.l.Allow(ctx, key, limit, window)
 }
 
 func (f *authFlags) register(fs *flag.FlagSet) {
@@ -118,7 +138,7 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 	}
 	opts := auth.GuardOptions{Resource: resource, RequiredScopes: fields(f.scopes), ScopesSupported: fields(f.scopesSupported),
 		ResourceName: "wasmcp", Logger: log,
-		Limits: auth.Limits{Concurrent: f.perPrincipalConc, PerMinute: f.perPrincipalRate, Burst: f.perPrincipalBurst}}
+		Limits: auth.Limits{Concurrent: f.perPrincipalConc, PerMinute: f.perPrincipalRate, Burst: f.perPrincipalBurst, Shared: f.shared}}
 	if len(opts.ScopesSupported) == 0 {
 		opts.ScopesSupported = opts.RequiredScopes
 	}

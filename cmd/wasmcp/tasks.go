@@ -41,7 +41,7 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.ttl, "task-ttl", tasks.DefaultTTL, "how long a task and its result are kept, from its creation, when the client asks for no TTL")
 	fs.DurationVar(&f.maxTTL, "task-max-ttl", tasks.DefaultMaxTTL, "the longest TTL a client may ask for")
 	fs.DurationVar(&f.pollInterval, "task-poll-interval", tasks.DefaultPollInterval, "polling interval suggested to clients")
-	fs.IntVar(&f.maxTasks, "max-tasks", tasks.DefaultMaxActive, "tasks running (or waiting for input) at once on this server")
+	fs.IntVar(&f.maxTasks, "max-tasks", tasks.DefaultMaxActive, "tasks running (or waiting for input) at once on this server (with --store, across all replicas)")
 	fs.IntVar(&f.maxPerClient, "max-tasks-per-client", tasks.DefaultMaxPerOwner, "tasks running (or waiting for input) at once per client principal (with --store, across all replicas)")
 	fs.Int64Var(&f.maxResult, "task-max-result", tasks.DefaultMaxResultBytes>>20, "cap on one task's stored result, MiB; a larger result fails its task")
 	fs.Int64Var(&f.maxStored, "task-max-stored", tasks.DefaultMaxStoredBytes>>20, "cap on the task results stored on this server until they expire, MiB")
@@ -121,7 +121,7 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 			return nil, fmt.Errorf("--store: %w", err)
 		}
 		f.redis, store = r, r
-		opts.Limiter = r.Limiter() // --max-tasks-per-client counts across replicas
+		opts.Limiter = r.Limiter() // --max-tasks and --max-tasks-per-client count across replicas
 		log.Info("task store shared in redis", "addr", r.Client().Options().Addr, "prefix", r.Prefix(), "replica", r.Replica())
 	case f.dataDir == "-":
 		store = tasks.NewMemory()

@@ -260,6 +260,11 @@ func withMeta(params string) string {
 // call sends a modern request to url and returns its answer (the last
 // message of an SSE stream). A transport error is returned as err.
 func call(ctx context.Context, url, method, params string) (reply, error) {
+	return callAs(ctx, url, "", method, params)
+}
+
+// callAs is call with an Authorization header (none when authz is "").
+func callAs(ctx context.Context, url, authz, method, params string) (reply, error) {
 	var p struct {
 		Name   string `json:"name"`
 		TaskID string `json:"taskId"`
@@ -274,6 +279,9 @@ func call(ctx context.Context, url, method, params string) (reply, error) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", modernVersion)
 	req.Header.Set("Mcp-Method", method)
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
 	if p.Name+p.TaskID != "" {
 		req.Header.Set("Mcp-Name", p.Name+p.TaskID)
 	}
