@@ -106,7 +106,7 @@ func (m *Manager) keepLease(ctx context.Context) {
 	defer tick.Stop()
 	suspects := map[string]string{}
 	failing := false
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
@@ -122,6 +122,9 @@ func (m *Manager) keepLease(ctx context.Context) {
 		if failing {
 			m.log.Info("tasks: the shared store is back; lease renewed")
 			failing = false
+			m.reconcile(ctx)
+		} else if n%8 == 0 {
+			m.reconcile(ctx)
 		}
 		m.renewHolds(ctx)
 		orphans, err := m.shared.Orphans(ctx)
@@ -164,6 +167,35 @@ func (m *Manager) takeOver(ctx context.Context, id, dead string) {
 // remoteChange applies a change another replica made: waiters wake, a
 // guest running here for a task that ended there stops, a task resumed
 // there stops counting here, and the observer is told.
+// reconcile re-reads the tasks whose guests run here and applies the
+// ones another replica ended (a tasks/cancel served there) as if their
+// change had arrived: the changes are published on a channel that keeps
+// nothing, so one sent while this replica's subscription was cut (a Redis
+// restart, a network fault) would otherwise leave the guest running. It
+// runs once per lease and when the store comes back after an outage.
+func (m *Manager) reconcile(ctx context.Context) {
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.runs))
+	for id, r := range m.runs {
+		if r.cancel != nil && r.cancelAt.IsZero() {
+			ids = append(ids, id)
+		}
+	}
+	m.mu.Unlock()
+	for _, id := range ids {
+		t, err := m.store.Get(ctx, id)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			return
+		}
+		if t.Status.Terminal() {
+			m.remoteChange(t)
+		}
+	}
+}
+
 func (m *Manager) remoteChange(t *Task) {
 	var cancel context.CancelCauseFunc
 	m.mu.Lock()

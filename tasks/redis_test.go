@@ -2,12 +2,15 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
 )
@@ -493,5 +496,36 @@ func TestRedisActiveCapAcrossReplicas(t *testing.T) {
 	// more reservations than either cap all succeed in turn.
 	for range 6 {
 		reserve("a released place is still held")
+	}
+}
+
+// A cancellation whose message this replica missed (its subscription was
+// cut) still stops the guest: the replica re-reads the tasks it runs once
+// per lease.
+func TestRedisReconcileMissedCancel(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	ra, rb := openRedis(t, srv.URL()), openRedis(t, srv.URL())
+	a := newManager(t, ra, Options{Lease: 400 * time.Millisecond})
+	stopped := make(chan error, 1)
+	tk := create(t, a, "alice", func(cause error) { stopped <- cause })
+	// The task is cancelled in Redis without a message, as if the
+	// message had been published while a's subscription was down.
+	cur, err := rb.Get(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Status = Cancelled
+	rec, _ := json.Marshal(cur)
+	if err := rb.Client().Set(ctx, rb.taskKey(tk.ID), rec, redis.KeepTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, ErrCancelledByClient) {
+			t.Fatalf("the guest stopped with %v", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancellation made without a message did not stop the guest")
 	}
 }
