@@ -73,7 +73,11 @@ echo "settings: CLIENTS=$CLIENTS DURATION=$DURATION WARMUP=$WARMUP, word_count (
 bind=127.0.0.1
 if [ -n "$DELAY" ]; then
 	bind=127.0.0.2
-	echo "path: bench/netpath, one-way delay $DELAY each way; loss $LOSS% each way between the relay and the server (nft, own network namespace)"
+	if [ "$LOSS" != 0 ]; then
+		echo "path: bench/netpath, one-way delay $DELAY each way; loss $LOSS% each way between the relay and the server (nft, own network namespace)"
+	else
+		echo "path: bench/netpath, one-way delay $DELAY each way; no loss"
+	fi
 fi
 for era in $ERAS; do
 	files=""
