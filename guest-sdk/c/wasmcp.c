@@ -765,6 +765,175 @@ int wasmcp_error(wasmcp_call *c, int code, const char *msg) {
 	return finish(&b);
 }
 
+int wasmcp_error_data(wasmcp_call *c, int code, const char *msg, const char *data_json, size_t dn) {
+	wasmcp_json d;
+	if (data_json == NULL)
+		return wasmcp_error(c, code, msg);
+	if (!wasmcp_json_parse(data_json, dn, &d))
+		return wasmcp_error(c, -32603, "wasmcp_error_data: data is not valid JSON");
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"error\":{\"code\":"))
+		return -1;
+	wasmcp_buf_int(&b, code);
+	wasmcp_buf_cstr(&b, ",\"message\":");
+	wasmcp_buf_json_string(&b, msg, strlen(msg));
+	wasmcp_buf_cstr(&b, ",\"data\":");
+	buf_json_compact(&b, d.ptr, d.len);
+	wasmcp_buf_cstr(&b, "}}");
+	return finish(&b);
+}
+
+int wasmcp_result_text_structured(wasmcp_call *c, const char *text, size_t n, const char *json, size_t jn) {
+	wasmcp_json j;
+	if (c->answered)
+		return -1;
+	if (!wasmcp_json_parse(json, jn, &j) || wasmcp_json_type_of(j) != WASMCP_JSON_OBJECT)
+		return wasmcp_tool_error(c, "the tool's structured content is not a JSON object");
+	wasmcp_buf b = {0};
+	answer_begin(c, &b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+	wasmcp_buf_json_string(&b, text, n);
+	wasmcp_buf_cstr(&b, "}],\"structuredContent\":");
+	buf_json_compact(&b, j.ptr, j.len);
+	wasmcp_buf_cstr(&b, "}}");
+	return finish(&b);
+}
+
+static void buf_base64(wasmcp_buf *b, const unsigned char *s, size_t n);
+
+/* resource_begin starts a ReadResourceResult with one content up to the
+ * member holding its data. */
+static int resource_begin(wasmcp_call *c, wasmcp_buf *b, const char *uri, const char *mime_type) {
+	if (!answer_begin(c, b, ",\"result\":{\"contents\":[{\"uri\":"))
+		return 0;
+	if (uri)
+		wasmcp_buf_json_string(b, uri, strlen(uri));
+	else if (wasmcp_json_type_of(c->uri) == WASMCP_JSON_STRING)
+		wasmcp_buf_raw(b, c->uri.ptr, c->uri.len);
+	else
+		wasmcp_buf_cstr(b, "\"\"");
+	if (mime_type) {
+		wasmcp_buf_cstr(b, ",\"mimeType\":");
+		wasmcp_buf_json_string(b, mime_type, strlen(mime_type));
+	}
+	return 1;
+}
+
+int wasmcp_resource_text(wasmcp_call *c, const char *uri, const char *mime_type, const char *text, size_t n) {
+	wasmcp_buf b = {0};
+	if (!resource_begin(c, &b, uri, mime_type))
+		return -1;
+	wasmcp_buf_cstr(&b, ",\"text\":");
+	wasmcp_buf_json_string(&b, text, n);
+	wasmcp_buf_cstr(&b, "}]}}");
+	return finish(&b);
+}
+
+int wasmcp_resource_blob(wasmcp_call *c, const char *uri, const char *mime_type, const void *data, size_t n) {
+	wasmcp_buf b = {0};
+	if (!resource_begin(c, &b, uri, mime_type))
+		return -1;
+	wasmcp_buf_cstr(&b, ",\"blob\":\"");
+	buf_base64(&b, data, n);
+	wasmcp_buf_cstr(&b, "\"}]}}");
+	return finish(&b);
+}
+
+int wasmcp_prompt_result(wasmcp_call *c, const char *description, const char *role, const char *text, size_t n) {
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"result\":{"))
+		return -1;
+	if (description) {
+		wasmcp_buf_cstr(&b, "\"description\":");
+		wasmcp_buf_json_string(&b, description, strlen(description));
+		wasmcp_buf_cstr(&b, ",");
+	}
+	wasmcp_buf_cstr(&b, "\"messages\":[{\"role\":");
+	wasmcp_buf_json_string(&b, role, strlen(role));
+	wasmcp_buf_cstr(&b, ",\"content\":{\"type\":\"text\",\"text\":");
+	wasmcp_buf_json_string(&b, text, n);
+	wasmcp_buf_cstr(&b, "}}]}}");
+	return finish(&b);
+}
+
+/* MCP's cap on the values of one completion answer. */
+#define MAX_COMPLETION_VALUES 100
+
+int wasmcp_completion(wasmcp_call *c, const char *const *values, size_t n) {
+	wasmcp_buf b = {0};
+	if (!answer_begin(c, &b, ",\"result\":{\"completion\":{\"values\":["))
+		return -1;
+	for (size_t i = 0; i < n && i < MAX_COMPLETION_VALUES; i++) {
+		if (i)
+			wasmcp_buf_raw(&b, ",", 1);
+		wasmcp_buf_json_string(&b, values[i], strlen(values[i]));
+	}
+	wasmcp_buf_cstr(&b, "],\"total\":");
+	wasmcp_buf_int(&b, (int64_t)n);
+	wasmcp_buf_cstr(&b, n > MAX_COMPLETION_VALUES ? ",\"hasMore\":true}}}" : ",\"hasMore\":false}}}");
+	return finish(&b);
+}
+
+void wasmcp_notify(wasmcp_call *c, const char *method, const char *params_json) {
+	wasmcp_json p;
+	if (c->answered)
+		return;
+	if (params_json && (!wasmcp_json_parse(params_json, strlen(params_json), &p) ||
+	                    wasmcp_json_type_of(p) != WASMCP_JSON_OBJECT)) {
+		fprintf(stderr, "error: wasmcp_notify %s: params are not a JSON object\n", method);
+		return;
+	}
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"method\":");
+	wasmcp_buf_json_string(&b, method, strlen(method));
+	wasmcp_buf_cstr(&b, ",\"params\":");
+	if (params_json)
+		buf_json_compact(&b, p.ptr, p.len);
+	else
+		wasmcp_buf_cstr(&b, "{}");
+	wasmcp_buf_cstr(&b, "}");
+	finish(&b);
+}
+
+void wasmcp_resource_updated(wasmcp_call *c, const char *uri) {
+	if (c->answered)
+		return;
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":");
+	wasmcp_buf_json_string(&b, uri, strlen(uri));
+	wasmcp_buf_cstr(&b, "}}");
+	finish(&b);
+}
+
+wasmcp_json wasmcp_client_capabilities(const wasmcp_call *c) {
+	wasmcp_json v;
+	if (!wasmcp_json_get(c->meta, "io.modelcontextprotocol/clientCapabilities", &v) ||
+	    wasmcp_json_type_of(v) != WASMCP_JSON_OBJECT)
+		v.ptr = NULL, v.len = 0;
+	return v;
+}
+
+wasmcp_json wasmcp_state(const wasmcp_call *c) {
+	wasmcp_json v;
+	if (!wasmcp_json_get(c->meta, "wasmcp/state", &v) || wasmcp_json_type_of(v) == WASMCP_JSON_NULL)
+		v.ptr = NULL, v.len = 0;
+	return v;
+}
+
+int wasmcp_set_state(wasmcp_call *c, const char *json, size_t n) {
+	wasmcp_json v;
+	if (c->answered)
+		return -1;
+	if (!wasmcp_json_parse(json, n, &v)) {
+		fprintf(stderr, "error: wasmcp_set_state: the state is not valid JSON\n");
+		return -1;
+	}
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"wasmcp/state\",\"params\":{\"state\":");
+	buf_json_compact(&b, v.ptr, v.len);
+	wasmcp_buf_cstr(&b, "}}");
+	return finish(&b);
+}
+
 void wasmcp_progress(wasmcp_call *c, double progress, double total, const char *message) {
 	if (c->progress_token.ptr == NULL || c->answered)
 		return;
@@ -849,6 +1018,248 @@ static char *read_line(size_t *len) {
 			in_eof = 1;
 		in_len += (size_t)r;
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * Answers to the guest's requests
+ * ------------------------------------------------------------------- */
+
+/* Answers read while waiting for another one wait here for their own
+ * waiter. The host allows 16 requests outstanding; more room than that
+ * only matters for a host that breaks the ABI. */
+#define STASH_MAX 32
+
+static struct {
+	char *key;  /* the id's normal form (id_key) */
+	char *line; /* the whole answer line */
+	size_t len;
+} stash[STASH_MAX];
+
+/* id_key writes the normal form of a JSON-RPC id view into b, NUL
+ * terminated: "s:" and the unescaped string, or "n:" and the integer. */
+static void id_key(wasmcp_buf *b, wasmcp_json id) {
+	int64_t n;
+	if (wasmcp_json_type_of(id) == WASMCP_JSON_STRING) {
+		size_t len;
+		char *s = wasmcp_json_string(id, &len);
+		wasmcp_buf_cstr(b, "s:");
+		if (s)
+			wasmcp_buf_raw(b, s, len);
+		free(s);
+	} else if (wasmcp_json_int(id, &n)) {
+		wasmcp_buf_cstr(b, "n:");
+		wasmcp_buf_int(b, n);
+	} else {
+		wasmcp_buf_cstr(b, "?:");
+		wasmcp_buf_raw(b, id.ptr, id.len);
+	}
+	wasmcp_buf_raw(b, "", 1);
+}
+
+/* key_of writes the normal form of a request key: all digits is an
+ * integer id, anything else a string id. */
+static void key_of(wasmcp_buf *b, const char *key) {
+	size_t i = 0;
+	while (key[i] >= '0' && key[i] <= '9')
+		i++;
+	wasmcp_buf_cstr(b, i > 0 && key[i] == 0 ? "n:" : "s:");
+	if (i > 0 && key[i] == 0)
+		while (key[0] == '0' && key[1] != 0)
+			key++;
+	wasmcp_buf_cstr(b, key);
+	wasmcp_buf_raw(b, "", 1);
+}
+
+/* await_answer reads stdin until the answer whose id has the normal form
+ * key arrives, and returns its line (malloc'd) and parsed view. NULL when
+ * stdin ends (or fails) first. Lines that are not answers are ignored. */
+static char *await_answer(const char *key, size_t *len, wasmcp_json *msg) {
+	for (int i = 0; i < STASH_MAX; i++) {
+		if (stash[i].key && strcmp(stash[i].key, key) == 0) {
+			char *line = stash[i].line;
+			*len = stash[i].len;
+			free(stash[i].key);
+			stash[i].key = NULL;
+			stash[i].line = NULL;
+			wasmcp_json_parse(line, *len, msg);
+			return line;
+		}
+	}
+	for (;;) {
+		size_t n;
+		char *line = read_line(&n);
+		if (line == NULL || (n == 0 && in_eof && in_len == 0)) {
+			free(line);
+			return NULL;
+		}
+		wasmcp_json m, mid, method, result, err;
+		if (!wasmcp_json_parse(line, n, &m) || wasmcp_json_type_of(m) != WASMCP_JSON_OBJECT ||
+		    !wasmcp_json_get(m, "id", &mid) || wasmcp_json_get(m, "method", &method) ||
+		    (!wasmcp_json_get(m, "result", &result) && !wasmcp_json_get(m, "error", &err))) {
+			if (n > 0)
+				fprintf(stderr, "wasmcp: ignoring a line on stdin that is not an answer\n");
+			free(line);
+			continue;
+		}
+		wasmcp_buf k = {0};
+		id_key(&k, mid);
+		if (!k.oom && strcmp(k.data, key) == 0) {
+			wasmcp_buf_free(&k);
+			*len = n;
+			*msg = m;
+			return line;
+		}
+		int kept = 0;
+		for (int i = 0; i < STASH_MAX && !kept && !k.oom; i++) {
+			if (stash[i].key == NULL) {
+				stash[i].key = k.data;
+				stash[i].line = line;
+				stash[i].len = n;
+				kept = 1;
+			}
+		}
+		if (!kept) {
+			fprintf(stderr, "wasmcp: dropping an answer nobody waits for (more than %d outstanding)\n", STASH_MAX);
+			wasmcp_buf_free(&k);
+			free(line);
+		}
+	}
+}
+
+static int64_t request_seq;
+
+int wasmcp_request_start(wasmcp_call *c, const char *key, const char *method, const char *params_json,
+                         char *key_out) {
+	wasmcp_json p;
+	char num[24];
+	if (c->answered) {
+		fprintf(stderr, "error: wasmcp: %s after the call was answered\n", method);
+		return -1;
+	}
+	if (key != NULL) {
+		size_t i = 0;
+		while (key[i] >= '0' && key[i] <= '9')
+			i++;
+		if (key[0] == 0 || key[i] == 0) {
+			fprintf(stderr, "error: wasmcp: request key \"%s\" must be non-empty and not all digits\n", key);
+			return -1;
+		}
+	}
+	if (params_json == NULL || !wasmcp_json_parse(params_json, strlen(params_json), &p) ||
+	    wasmcp_json_type_of(p) != WASMCP_JSON_OBJECT) {
+		fprintf(stderr, "error: wasmcp: %s params are not a JSON object\n", method);
+		return -1;
+	}
+	wasmcp_buf b = {0};
+	wasmcp_buf_cstr(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	if (key) {
+		wasmcp_buf_json_string(&b, key, strlen(key));
+	} else {
+		snprintf(num, sizeof num, "%lld", (long long)++request_seq);
+		wasmcp_buf_cstr(&b, num);
+		if (key_out)
+			memcpy(key_out, num, strlen(num) + 1);
+	}
+	wasmcp_buf_cstr(&b, ",\"method\":");
+	wasmcp_buf_json_string(&b, method, strlen(method));
+	wasmcp_buf_cstr(&b, ",\"params\":");
+	buf_json_compact(&b, p.ptr, p.len);
+	wasmcp_buf_cstr(&b, "}");
+	return finish(&b);
+}
+
+static char *dup_cstr(const char *s);
+
+int wasmcp_request_wait(const char *key, wasmcp_answer *out) {
+	memset(out, 0, sizeof *out);
+	wasmcp_buf k = {0};
+	key_of(&k, key);
+	size_t n;
+	wasmcp_json msg, err, code, message;
+	char *line = k.oom ? NULL : await_answer(k.data, &n, &msg);
+	wasmcp_buf_free(&k);
+	if (line == NULL) {
+		out->code = -32603;
+		out->message = dup_cstr("stdin closed before the answer arrived");
+		return -1;
+	}
+	out->line = line;
+	if (wasmcp_json_get(msg, "error", &err)) {
+		int64_t cd = 0;
+		if (wasmcp_json_get(err, "code", &code))
+			wasmcp_json_int(code, &cd);
+		out->code = (int)cd;
+		if (wasmcp_json_get(err, "message", &message))
+			out->message = wasmcp_json_string(message, NULL);
+		if (out->message == NULL)
+			out->message = dup_cstr("");
+		wasmcp_json_get(err, "data", &out->data);
+		return -1;
+	}
+	wasmcp_json_get(msg, "result", &out->result);
+	if (wasmcp_json_type_of(out->result) != WASMCP_JSON_OBJECT) {
+		out->code = -32603;
+		out->message = dup_cstr("the answer's result is not an object");
+		return -1;
+	}
+	out->ok = 1;
+	return 0;
+}
+
+void wasmcp_answer_free(wasmcp_answer *a) {
+	free(a->message);
+	free(a->line);
+	memset(a, 0, sizeof *a);
+}
+
+/* ask starts a request and waits for it. */
+static int ask(wasmcp_call *c, const char *key, const char *method, const char *params, wasmcp_answer *out) {
+	char num[24];
+	memset(out, 0, sizeof *out);
+	if (wasmcp_request_start(c, key, method, params, num) != 0) {
+		out->code = -32603;
+		out->message = dup_cstr("the request could not be sent");
+		return -1;
+	}
+	return wasmcp_request_wait(key ? key : num, out);
+}
+
+int wasmcp_elicit(wasmcp_call *c, const char *key, const char *message, const char *requested_schema,
+                  wasmcp_answer *out) {
+	wasmcp_json sch;
+	if (requested_schema == NULL || !wasmcp_json_parse(requested_schema, strlen(requested_schema), &sch) ||
+	    wasmcp_json_type_of(sch) != WASMCP_JSON_OBJECT) {
+		memset(out, 0, sizeof *out);
+		out->code = -32603;
+		out->message = dup_cstr("wasmcp_elicit: requested_schema is not a JSON object");
+		return -1;
+	}
+	wasmcp_buf p = {0};
+	wasmcp_buf_cstr(&p, "{\"message\":");
+	wasmcp_buf_json_string(&p, message, strlen(message));
+	wasmcp_buf_cstr(&p, ",\"requestedSchema\":");
+	wasmcp_buf_raw(&p, sch.ptr, sch.len);
+	wasmcp_buf_raw(&p, "}", 2); /* with the NUL */
+	int rc = p.oom ? (memset(out, 0, sizeof *out), out->code = -32603,
+	                  out->message = dup_cstr("out of memory"), -1)
+	               : ask(c, key, "elicitation/create", p.data, out);
+	wasmcp_buf_free(&p);
+	return rc;
+}
+
+int wasmcp_sample(wasmcp_call *c, const char *key, const char *params_json, wasmcp_answer *out) {
+	return ask(c, key, "sampling/createMessage", params_json, out);
+}
+
+int wasmcp_list_roots(wasmcp_call *c, const char *key, wasmcp_answer *out) {
+	return ask(c, key, "roots/list", "{}", out);
+}
+
+int wasmcp_error_answer(wasmcp_call *c, const wasmcp_answer *a) {
+	const char *msg = a->message ? a->message : "";
+	if (a->data.ptr)
+		return wasmcp_error_data(c, a->code, msg, a->data.ptr, a->data.len);
+	return wasmcp_error(c, a->code, msg);
 }
 
 /* ---------------------------------------------------------------------
@@ -946,19 +1357,17 @@ int wasmcp_http(const char *method, const char *url, const char *headers_json, c
 		return http_fail(out, "sdk", "wasmcp_http: could not write the request");
 	}
 	wasmcp_buf_free(&b);
-	for (;;) {
+	{
 		size_t n;
-		char *line = read_line(&n);
-		if (line == NULL || (n == 0 && in_eof && in_len == 0)) {
-			free(line);
+		wasmcp_json msg, result, err;
+		wasmcp_buf k = {0};
+		wasmcp_buf_cstr(&k, "s:");
+		wasmcp_buf_cstr(&k, id);
+		wasmcp_buf_raw(&k, "", 1);
+		char *line = k.oom ? NULL : await_answer(k.data, &n, &msg);
+		wasmcp_buf_free(&k);
+		if (line == NULL)
 			return http_fail(out, "sdk", "wasmcp_http: stdin ended before the host answered");
-		}
-		wasmcp_json msg, mid, result, err;
-		if (!wasmcp_json_parse(line, n, &msg) || !wasmcp_json_get(msg, "id", &mid) ||
-		    !wasmcp_json_string_equals(mid, id)) {
-			free(line); /* not our answer */
-			continue;
-		}
 		out->line = line;
 		if (wasmcp_json_get(msg, "error", &err)) {
 			wasmcp_json jm, data, reason;
@@ -1022,14 +1431,235 @@ static void error_with_name(wasmcp_call *c, int code, const char *prefix, wasmcp
 	free(name);
 }
 
-int wasmcp_run(const char *description, const wasmcp_tool *tools, size_t ntools) {
+/* ---------------------------------------------------------------------
+ * Resources, prompts, completions
+ * ------------------------------------------------------------------- */
+
+static int uri_var_char(char c) { return c != 0 && c != '/' && c != '?' && c != '#'; }
+
+/* put_var appends "name":"value" (value percent-decoded) to the object
+ * being built in vars. */
+static void put_var(wasmcp_buf *vars, const char *name, size_t nn, const char *v, size_t vn) {
+	wasmcp_buf dec = {0};
+	for (size_t i = 0; i < vn; i++) {
+		int h, l;
+		if (v[i] == '%' && i + 2 < vn && (h = hexval(v[i + 1])) >= 0 &&
+		    (l = hexval(v[i + 2])) >= 0) {
+			char ch = (char)(h << 4 | l);
+			wasmcp_buf_raw(&dec, &ch, 1);
+			i += 2;
+		} else {
+			wasmcp_buf_raw(&dec, v + i, 1);
+		}
+	}
+	if (vars->len > 1)
+		wasmcp_buf_raw(vars, ",", 1);
+	wasmcp_buf_json_string(vars, name, nn);
+	wasmcp_buf_raw(vars, ":", 1);
+	wasmcp_buf_json_string(vars, dec.data ? dec.data : "", dec.len);
+	vars->oom |= dec.oom;
+	wasmcp_buf_free(&dec);
+}
+
+/* tmpl_match matches uri against the level-1 template t, appending the
+ * variables to vars; it backtracks over the length of each variable. */
+static int tmpl_match(const char *t, const char *u, wasmcp_buf *vars) {
+	while (*t && *t != '{') {
+		if (*t != *u)
+			return 0;
+		t++;
+		u++;
+	}
+	if (*t == 0)
+		return *u == 0;
+	const char *close = strchr(t, '}');
+	if (close == NULL)
+		return 0;
+	size_t max = 0;
+	while (uri_var_char(u[max]))
+		max++;
+	for (size_t n = max; n >= 1; n--) {
+		size_t keep = vars->len;
+		put_var(vars, t + 1, (size_t)(close - t - 1), u, n);
+		if (tmpl_match(close + 1, u + n, vars))
+			return 1;
+		vars->len = keep;
+	}
+	return 0;
+}
+
+static void read_resource(wasmcp_call *c, const wasmcp_server *srv) {
+	char *uri = wasmcp_json_type_of(c->uri) == WASMCP_JSON_STRING ? wasmcp_json_string(c->uri, NULL) : NULL;
+	if (uri == NULL) {
+		wasmcp_error(c, -32602, "params.uri must be a string");
+		return;
+	}
+	const wasmcp_resource *r = NULL;
+	wasmcp_buf vars = {0};
+	wasmcp_buf_raw(&vars, "{", 1);
+	for (size_t i = 0; i < srv->nresources && r == NULL; i++)
+		if (strchr(srv->resources[i].uri, '{') == NULL && strcmp(srv->resources[i].uri, uri) == 0)
+			r = &srv->resources[i];
+	for (size_t i = 0; i < srv->nresources && r == NULL; i++)
+		if (strchr(srv->resources[i].uri, '{') != NULL && tmpl_match(srv->resources[i].uri, uri, &vars))
+			r = &srv->resources[i];
+	wasmcp_buf_raw(&vars, "}", 1);
+	if (r == NULL) {
+		wasmcp_buf m = {0}, d = {0};
+		wasmcp_buf_cstr(&m, "resource not found: ");
+		wasmcp_buf_cstr(&m, uri);
+		wasmcp_buf_raw(&m, "", 1);
+		wasmcp_buf_cstr(&d, "{\"uri\":");
+		wasmcp_buf_raw(&d, c->uri.ptr, c->uri.len);
+		wasmcp_buf_cstr(&d, "}");
+		if (m.oom || d.oom)
+			wasmcp_error(c, -32603, "out of memory");
+		else
+			wasmcp_error_data(c, -32602, m.data, d.data, d.len);
+		wasmcp_buf_free(&m);
+		wasmcp_buf_free(&d);
+	} else if (vars.oom) {
+		wasmcp_error(c, -32603, "out of memory");
+	} else {
+		wasmcp_json v = {vars.data, vars.len};
+		r->fn(c, uri, v);
+		if (!c->answered)
+			error_with_name(c, -32603, "the resource handler returned without answering: ", c->uri);
+	}
+	wasmcp_buf_free(&vars);
+	free(uri);
+}
+
+/* missing_prompt_argument returns the first argument the description
+ * declares required for the prompt that args lacks (a view of its name),
+ * or an absent view. */
+static wasmcp_json missing_prompt_argument(const char *description, wasmcp_json name, wasmcp_json args) {
+	wasmcp_json d, prompts, p, pn, pargs, a, an, req, v, none = {NULL, 0};
+	size_t pos = 0, apos = 0;
+	int required;
+	if (!wasmcp_json_parse(description, strlen(description), &d) || !wasmcp_json_get(d, "prompts", &prompts))
+		return none;
+	while (wasmcp_json_array_next(prompts, &pos, &p)) {
+		if (!wasmcp_json_get(p, "name", &pn) || wasmcp_json_type_of(pn) != WASMCP_JSON_STRING)
+			continue;
+		char *want = wasmcp_json_string(pn, NULL);
+		int same = want && wasmcp_json_string_equals(name, want);
+		free(want);
+		if (!same || !wasmcp_json_get(p, "arguments", &pargs))
+			continue;
+		while (wasmcp_json_array_next(pargs, &apos, &a)) {
+			if (!wasmcp_json_get(a, "required", &req) || !wasmcp_json_bool(req, &required) || !required ||
+			    !wasmcp_json_get(a, "name", &an))
+				continue;
+			char *argname = wasmcp_json_string(an, NULL);
+			int present = argname && wasmcp_json_get(args, argname, &v) &&
+			              wasmcp_json_type_of(v) == WASMCP_JSON_STRING && v.len > 2;
+			free(argname);
+			if (!present)
+				return an;
+		}
+		return none;
+	}
+	return none;
+}
+
+static void get_prompt(wasmcp_call *c, const wasmcp_server *srv) {
+	const wasmcp_prompt *p = NULL;
+	wasmcp_json_type at = wasmcp_json_type_of(c->arguments);
+	if (wasmcp_json_type_of(c->name) != WASMCP_JSON_STRING) {
+		wasmcp_error(c, -32602, "params.name must be a string");
+		return;
+	}
+	if (at != WASMCP_JSON_ABSENT && at != WASMCP_JSON_OBJECT && at != WASMCP_JSON_NULL) {
+		wasmcp_error(c, -32602, "params.arguments must be an object");
+		return;
+	}
+	wasmcp_json args = c->arguments, k, v;
+	if (at != WASMCP_JSON_OBJECT) {
+		args.ptr = "{}";
+		args.len = 2;
+	}
+	size_t pos = 0;
+	while (wasmcp_json_object_next(args, &pos, &k, &v)) {
+		if (wasmcp_json_type_of(v) != WASMCP_JSON_STRING) {
+			wasmcp_error(c, -32602, "prompt arguments must be strings");
+			return;
+		}
+	}
+	for (size_t i = 0; i < srv->nprompts && p == NULL; i++)
+		if (wasmcp_json_string_equals(c->name, srv->prompts[i].name))
+			p = &srv->prompts[i];
+	if (p == NULL) {
+		error_with_name(c, -32602, "unknown prompt: ", c->name);
+		return;
+	}
+	wasmcp_json missing = missing_prompt_argument(srv->description, c->name, args);
+	if (missing.ptr != NULL) {
+		error_with_name(c, -32602, "missing required prompt argument: ", missing);
+		return;
+	}
+	p->fn(c, args);
+	if (!c->answered)
+		error_with_name(c, -32603, "the prompt handler returned without answering: ", c->name);
+}
+
+static void complete(wasmcp_call *c, const wasmcp_server *srv) {
+	wasmcp_json ref, arg, an, av;
+	if (!wasmcp_json_get(c->params, "ref", &ref) || wasmcp_json_type_of(ref) != WASMCP_JSON_OBJECT ||
+	    !wasmcp_json_get(c->params, "argument", &arg) || !wasmcp_json_get(arg, "name", &an) ||
+	    wasmcp_json_type_of(an) != WASMCP_JSON_STRING) {
+		wasmcp_error(c, -32602, "completion/complete needs params.ref and params.argument.name");
+		return;
+	}
+	char *name = wasmcp_json_string(an, NULL);
+	char *value = wasmcp_json_get(arg, "value", &av) ? wasmcp_json_string(av, NULL) : NULL;
+	if (name == NULL) {
+		wasmcp_error(c, -32603, "out of memory");
+	} else {
+		srv->complete(c, ref, name, value ? value : "");
+		if (!c->answered)
+			wasmcp_completion(c, NULL, 0);
+	}
+	free(name);
+	free(value);
+}
+
+static void call_tool(wasmcp_call *c, const wasmcp_server *srv) {
+	const wasmcp_tool *t = NULL;
+	wasmcp_json_type at = wasmcp_json_type_of(c->arguments);
+	if (wasmcp_json_type_of(c->name) != WASMCP_JSON_STRING) {
+		wasmcp_error(c, -32602, "params.name must be a string");
+		return;
+	}
+	if (at != WASMCP_JSON_ABSENT && at != WASMCP_JSON_OBJECT && at != WASMCP_JSON_NULL) {
+		wasmcp_error(c, -32602, "params.arguments must be an object");
+		return;
+	}
+	for (size_t i = 0; i < srv->ntools && t == NULL; i++)
+		if (wasmcp_json_string_equals(c->name, srv->tools[i].name))
+			t = &srv->tools[i];
+	if (t == NULL) {
+		error_with_name(c, -32602, "Unknown tool: ", c->name);
+		return;
+	}
+	wasmcp_json args = c->arguments;
+	if (at != WASMCP_JSON_OBJECT) {
+		args.ptr = "{}";
+		args.len = 2;
+	}
+	t->fn(c, args);
+	if (!c->answered)
+		error_with_name(c, -32603, "the tool returned without answering: ", c->name);
+}
+
+int wasmcp_serve(const wasmcp_server *srv) {
 	size_t n;
 	char *line = read_line(&n);
 	if (line == NULL) {
 		fprintf(stderr, "error: wasmcp: could not read the request from stdin\n");
 		return 1;
 	}
-	wasmcp_json req, jsonrpc, meta;
+	wasmcp_json req, jsonrpc;
 	wasmcp_call c;
 	memset(&c, 0, sizeof c);
 	if (!wasmcp_json_parse(line, n, &req) || wasmcp_json_type_of(req) != WASMCP_JSON_OBJECT) {
@@ -1051,43 +1681,42 @@ int wasmcp_run(const char *description, const wasmcp_tool *tools, size_t ntools)
 	if (wasmcp_json_type_of(c.params) == WASMCP_JSON_OBJECT) {
 		wasmcp_json_get(c.params, "name", &c.name);
 		wasmcp_json_get(c.params, "arguments", &c.arguments);
-		if (wasmcp_json_get(c.params, "_meta", &meta))
-			wasmcp_json_get(meta, "progressToken", &c.progress_token);
+		wasmcp_json_get(c.params, "uri", &c.uri);
+		if (wasmcp_json_get(c.params, "_meta", &c.meta) && wasmcp_json_type_of(c.meta) == WASMCP_JSON_OBJECT) {
+			wasmcp_json_get(c.meta, "progressToken", &c.progress_token);
+			if (wasmcp_json_type_of(c.progress_token) == WASMCP_JSON_NULL)
+				c.progress_token.ptr = NULL, c.progress_token.len = 0;
+		} else {
+			c.meta.ptr = NULL, c.meta.len = 0;
+		}
 	}
 	if (wasmcp_json_string_equals(c.method, "wasmcp/describe")) {
-		size_t dn = strlen(description);
+		size_t dn = strlen(srv->description);
 		wasmcp_json d;
-		if (!wasmcp_json_parse(description, dn, &d) || wasmcp_json_type_of(d) != WASMCP_JSON_OBJECT)
+		if (!wasmcp_json_parse(srv->description, dn, &d) || wasmcp_json_type_of(d) != WASMCP_JSON_OBJECT)
 			wasmcp_error(&c, -32603, "the module's description is not a JSON object");
 		else
 			wasmcp_result(&c, d.ptr, d.len);
 	} else if (wasmcp_json_string_equals(c.method, "tools/call")) {
-		const wasmcp_tool *t = NULL;
-		wasmcp_json_type at = wasmcp_json_type_of(c.arguments);
-		if (wasmcp_json_type_of(c.name) != WASMCP_JSON_STRING) {
-			wasmcp_error(&c, -32602, "params.name must be a string");
-		} else if (at != WASMCP_JSON_ABSENT && at != WASMCP_JSON_OBJECT && at != WASMCP_JSON_NULL) {
-			wasmcp_error(&c, -32602, "params.arguments must be an object");
-		} else {
-			for (size_t i = 0; i < ntools && t == NULL; i++)
-				if (wasmcp_json_string_equals(c.name, tools[i].name))
-					t = &tools[i];
-			if (t == NULL) {
-				error_with_name(&c, -32602, "Unknown tool: ", c.name);
-			} else {
-				wasmcp_json args = c.arguments;
-				if (at != WASMCP_JSON_OBJECT) {
-					args.ptr = "{}";
-					args.len = 2;
-				}
-				t->fn(&c, args);
-				if (!c.answered)
-					error_with_name(&c, -32603, "the tool returned without answering: ", c.name);
-			}
-		}
+		call_tool(&c, srv);
+	} else if (srv->nresources > 0 && wasmcp_json_string_equals(c.method, "resources/read")) {
+		read_resource(&c, srv);
+	} else if (srv->nprompts > 0 && wasmcp_json_string_equals(c.method, "prompts/get")) {
+		get_prompt(&c, srv);
+	} else if (srv->complete != NULL && wasmcp_json_string_equals(c.method, "completion/complete")) {
+		complete(&c, srv);
 	} else {
 		error_with_name(&c, -32601, "Method not found: ", c.method);
 	}
 	free(line);
 	return 0;
+}
+
+int wasmcp_run(const char *description, const wasmcp_tool *tools, size_t ntools) {
+	wasmcp_server s;
+	memset(&s, 0, sizeof s);
+	s.description = description;
+	s.tools = tools;
+	s.ntools = ntools;
+	return wasmcp_serve(&s);
 }

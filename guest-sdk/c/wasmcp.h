@@ -148,6 +148,8 @@ typedef struct {
 	wasmcp_json arguments;      /* params.arguments; absent if not sent */
 	wasmcp_json progress_token; /* params._meta.progressToken, or absent */
 	int answered;               /* set once a response was written */
+	wasmcp_json meta;           /* params._meta (an object), or absent */
+	wasmcp_json uri;            /* params.uri (resources/read: a string view), or absent */
 } wasmcp_call;
 
 /* A tool handler answers the call with one of the wasmcp_result* /
@@ -169,6 +171,60 @@ typedef struct {
  * message goes to stderr; without an id there is nothing to answer). */
 int wasmcp_run(const char *description, const wasmcp_tool *tools, size_t ntools);
 
+/* A resource handler answers a resources/read of uri (unescaped,
+ * NUL-terminated) with wasmcp_resource_text, wasmcp_resource_blob or
+ * wasmcp_result, or an error. vars is an object of the URI template's
+ * variables, percent-decoded ({"id":"42"}); {} for a fixed URI. */
+typedef void (*wasmcp_resource_fn)(wasmcp_call *call, const char *uri, wasmcp_json vars);
+
+/* A resource or resource template the module serves. uri is a fixed URI
+ * ("ref://greeting") or an RFC 6570 level-1 template ("notes://{folder}/{id}",
+ * each variable matching one or more characters other than '/', '?' and
+ * '#'). Both must also be declared in the description. */
+typedef struct {
+	const char *uri;
+	wasmcp_resource_fn fn;
+} wasmcp_resource;
+
+/* A prompt handler answers a prompts/get with wasmcp_prompt_result (or
+ * wasmcp_result, or an error). args is params.arguments: an object of
+ * strings, {} when the client sent none. Required arguments the
+ * description declares are checked before the handler runs. */
+typedef void (*wasmcp_prompt_fn)(wasmcp_call *call, wasmcp_json args);
+
+typedef struct {
+	const char *name;
+	wasmcp_prompt_fn fn;
+} wasmcp_prompt;
+
+/* A completion handler answers completion/complete with
+ * wasmcp_completion. ref is params.ref ({"type":"ref/prompt","name":…} or
+ * {"type":"ref/resource","uri":…}), arg and value the argument's name and
+ * the text typed so far (unescaped). Set "completions": true in the
+ * description when you give one. */
+typedef void (*wasmcp_complete_fn)(wasmcp_call *call, wasmcp_json ref, const char *arg, const char *value);
+
+/* Everything a module serves; zero-initialize and fill in what you have. */
+typedef struct {
+	const char *description; /* the JSON object of abi/README.md section 5 */
+	const wasmcp_tool *tools;
+	size_t ntools;
+	const wasmcp_resource *resources; /* fixed URIs are matched before templates */
+	size_t nresources;
+	const wasmcp_prompt *prompts;
+	size_t nprompts;
+	wasmcp_complete_fn complete; /* NULL: completion/complete gets -32601 */
+} wasmcp_server;
+
+/* wasmcp_serve serves the one request of this instance: wasmcp/describe,
+ * tools/call, resources/read (unknown URI: -32602 with data {"uri"}),
+ * prompts/get (unknown prompt or a missing required argument: -32602) and
+ * completion/complete (a handler that does not answer answers no values).
+ * A method with nothing registered for it (no resources, no prompts, no
+ * completion handler) and any other method get -32601. Returns as
+ * wasmcp_run does. */
+int wasmcp_serve(const wasmcp_server *server);
+
 /* Answers. Each writes the one response line; only the first answer of a
  * call is written (later ones return -1). They return 0 on success. */
 
@@ -186,12 +242,37 @@ int wasmcp_result_text(wasmcp_call *call, const char *text, size_t n);
  * clients that do not read structuredContent). */
 int wasmcp_result_structured(wasmcp_call *call, const char *json, size_t n);
 
+/* wasmcp_result_text_structured answers a CallToolResult with one text
+ * block (text) and structuredContent json (a JSON object; whitespace
+ * between tokens dropped), for tools whose text is not the JSON itself. */
+int wasmcp_result_text_structured(wasmcp_call *call, const char *text, size_t n, const char *json, size_t jn);
+
+/* wasmcp_resource_text answers a ReadResourceResult with one text content
+ * (uri NULL: the requested URI; mime_type NULL: none). */
+int wasmcp_resource_text(wasmcp_call *call, const char *uri, const char *mime_type, const char *text, size_t n);
+
+/* wasmcp_resource_blob answers a ReadResourceResult with one binary
+ * content (sent as base64). */
+int wasmcp_resource_blob(wasmcp_call *call, const char *uri, const char *mime_type, const void *data, size_t n);
+
+/* wasmcp_prompt_result answers a GetPromptResult with one text message of
+ * role ("user" or "assistant") and an optional description (NULL: none).
+ * For several messages build the result and use wasmcp_result. */
+int wasmcp_prompt_result(wasmcp_call *call, const char *description, const char *role, const char *text, size_t n);
+
+/* wasmcp_completion answers a CompleteResult with values (at most the
+ * first 100 are sent; total and hasMore say how many there were). */
+int wasmcp_completion(wasmcp_call *call, const char *const *values, size_t n);
+
 /* wasmcp_tool_error answers a CallToolResult with "isError": true and msg
  * as its text: the way a tool reports that it failed. */
 int wasmcp_tool_error(wasmcp_call *call, const char *msg);
 
 /* wasmcp_error answers a JSON-RPC error (e.g. -32602 invalid params). */
 int wasmcp_error(wasmcp_call *call, int code, const char *msg);
+
+/* wasmcp_error_data is wasmcp_error with data, a JSON value (NULL: none). */
+int wasmcp_error_data(wasmcp_call *call, int code, const char *msg, const char *data_json, size_t dn);
 
 /* Notifications, written before the answer. */
 
@@ -204,6 +285,99 @@ void wasmcp_progress(wasmcp_call *call, double progress, double total, const cha
  * "info", "notice", "warning", "error", "critical", "alert", "emergency"),
  * an optional logger name (NULL for none) and a text message as data. */
 void wasmcp_log(wasmcp_call *call, const char *level, const char *logger, const char *message);
+
+/* wasmcp_notify sends any notification: method and params_json (a JSON
+ * object, or NULL for {}). For example
+ * wasmcp_notify(call, "notifications/tools/list_changed", NULL). */
+void wasmcp_notify(wasmcp_call *call, const char *method, const char *params_json);
+
+/* wasmcp_resource_updated sends notifications/resources/updated for uri
+ * (the host forwards it only for a URI the module serves). */
+void wasmcp_resource_updated(wasmcp_call *call, const char *uri);
+
+/* ---------------------------------------------------------------------
+ * Requests to the client (abi/README.md section 4 and 4.1)
+ *
+ * A tool, prompt or resource handler may ask the client for input: an
+ * elicitation form, a sampling completion, its roots. Each request has a
+ * key, its JSON-RPC id: under MCP 2026-07-28 the client answers by
+ * retrying the whole call, and the host runs the module again from the
+ * start and answers each request whose key the client answered. So ask the
+ * same questions under the same keys on every run, and send every question
+ * you can before waiting for any (wasmcp_request_start, then
+ * wasmcp_request_wait). A key chosen by the guest must not be all digits;
+ * key NULL takes the SDK's next number (1, 2, …), stable for a guest that
+ * asks in a fixed order.
+ * ------------------------------------------------------------------- */
+
+/* The JSON-RPC error code of a request the client has not declared the
+ * capability for; data is {"requiredCapabilities": {…}}. Answering it with
+ * wasmcp_error_answer passes it on to the client, as MCP prescribes. */
+#define WASMCP_MISSING_CAPABILITY (-32021)
+
+/* The client's answer to a request. Free it with wasmcp_answer_free. */
+typedef struct {
+	int ok;             /* 1: result holds the result; 0: an error (code, message, data) */
+	wasmcp_json result; /* the result object (a view into line) */
+	int code;           /* the error's code (0 when ok) */
+	char *message;      /* the error's message, unescaped (NULL when ok) */
+	wasmcp_json data;   /* the error's data, or absent */
+	char *line;         /* the answer line (owns the views) */
+} wasmcp_answer;
+
+/* wasmcp_request_start sends a request (method, params_json a JSON object)
+ * under key and returns 0, or -1 when it could not be sent (a bad key,
+ * params that are not a JSON object, a write error; a message goes to
+ * stderr). The key actually used is written to key_out (at least 24
+ * bytes) when key_out is not NULL and key is NULL. */
+int wasmcp_request_start(wasmcp_call *call, const char *key, const char *method, const char *params_json,
+                         char *key_out);
+
+/* wasmcp_request_wait reads stdin until the answer to the request under
+ * key arrives (answers to other requests are kept for their waiters) and
+ * fills out. Returns 0 when the client answered with a result, -1
+ * otherwise: an error answer (out->code, out->message) or stdin ending
+ * first (out->code -32603). */
+int wasmcp_request_wait(const char *key, wasmcp_answer *out);
+
+/* wasmcp_answer_free releases what wasmcp_request_wait filled in. */
+void wasmcp_answer_free(wasmcp_answer *a);
+
+/* wasmcp_elicit sends elicitation/create with message and requested_schema
+ * (a JSON object schema of flat primitive properties) and waits. On 0,
+ * out->result is {"action":"accept"|"decline"|"cancel","content":{…}?}. */
+int wasmcp_elicit(wasmcp_call *call, const char *key, const char *message, const char *requested_schema,
+                  wasmcp_answer *out);
+
+/* wasmcp_sample sends sampling/createMessage with params_json (MCP's
+ * CreateMessageRequest params: messages, maxTokens, …) and waits. On 0,
+ * out->result is {"role","content","model","stopReason"?}. */
+int wasmcp_sample(wasmcp_call *call, const char *key, const char *params_json, wasmcp_answer *out);
+
+/* wasmcp_list_roots sends roots/list and waits. On 0, out->result is
+ * {"roots":[{"uri","name"?},…]}. */
+int wasmcp_list_roots(wasmcp_call *call, const char *key, wasmcp_answer *out);
+
+/* wasmcp_error_answer answers the call with the client's error a (code,
+ * message and data as they came), e.g. for WASMCP_MISSING_CAPABILITY. */
+int wasmcp_error_answer(wasmcp_call *call, const wasmcp_answer *a);
+
+/* wasmcp_client_capabilities returns the capabilities object the client
+ * declared, from _meta["io.modelcontextprotocol/clientCapabilities"]
+ * (MCP 2026-07-28), or an absent view when the request does not carry it
+ * (earlier revisions: make the request and handle
+ * WASMCP_MISSING_CAPABILITY). */
+wasmcp_json wasmcp_client_capabilities(const wasmcp_call *call);
+
+/* wasmcp_state returns the state the call left with wasmcp_set_state in
+ * its previous run (_meta["wasmcp/state"]), or an absent view on a first
+ * run. */
+wasmcp_json wasmcp_state(const wasmcp_call *call);
+
+/* wasmcp_set_state leaves the JSON value json for the call's next run
+ * (the wasmcp/state notification; the last one counts). It is signed by
+ * the host, not encrypted: no secrets. Returns 0 on success. */
+int wasmcp_set_state(wasmcp_call *call, const char *json, size_t n);
 
 /* ---------------------------------------------------------------------
  * Outbound HTTP (ABI 1.1, abi/README.md section 8)

@@ -1,0 +1,318 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestSDKReferenceSets builds the reference tool set of the C and the
+// AssemblyScript guest SDKs with their examples/reference/<lang>/build.sh
+// and drives each through wasmcp serve over stdio, checking every SDK
+// feature the set uses: declared input and output schemas, text and
+// structured results, progress notifications, an elicitation answered by
+// the client (accept, decline, an error), a resource and a prompt. (The
+// shared suite in reference_test.go runs every SDK's set the same way for
+// all of them; this test is the C and AssemblyScript SDKs' own.) A build
+// script that exits 3 says its toolchain is missing: the subtest is
+// skipped; any other failure fails it.
+func TestSDKReferenceSets(t *testing.T) {
+	for _, lang := range []string{"c", "assemblyscript"} {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			dir := buildReferenceSet(t, lang)
+			s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")
+			c := newRefClient(t, s)
+			checkReferenceSet(t, c)
+		})
+	}
+}
+
+// buildReferenceSet runs examples/reference/<lang>/build.sh into a fresh
+// tools directory and returns it.
+func buildReferenceSet(t *testing.T, lang string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	script, err := filepath.Abs(filepath.Join("..", "examples", "reference", lang, "build.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, script, dir)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		t.Skipf("the %s toolchain is missing: %s", lang, strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", script, dir, err, out)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "reference.wasm")); err != nil || fi.Size() == 0 {
+		t.Fatalf("build.sh wrote no reference.wasm: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// refClient is a 2025-11-25 stdio client that answers the server's
+// elicitation/create requests with the answer set for the next one.
+type refClient struct {
+	t      *testing.T
+	in     io.Writer
+	wmu    sync.Mutex
+	next   int
+	lines  chan map[string]any
+	answer func(params map[string]any) string // the result or error members of the reply
+}
+
+func newRefClient(t *testing.T, s *served) *refClient {
+	c := &refClient{t: t, in: s.stdin, lines: make(chan map[string]any, 256)}
+	go func() {
+		sc := bufio.NewScanner(s.stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("wasmcp wrote a line that is not JSON: %q", sc.Text())
+				continue
+			}
+			c.lines <- m
+		}
+		close(c.lines)
+	}()
+	res := c.result("initialize", map[string]any{"protocolVersion": "2025-11-25",
+		"capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "sdkref", "version": "1"}})
+	if res["protocolVersion"] != "2025-11-25" {
+		t.Fatalf("initialize: %v", res)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return c
+}
+
+func (c *refClient) send(m map[string]any) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatalf("writing to wasmcp: %v", err)
+	}
+}
+
+// call sends a request and returns its response and the notifications that
+// came before it; it answers elicitation/create requests on the way.
+func (c *refClient) call(method string, params map[string]any) (map[string]any, []map[string]any) {
+	c.t.Helper()
+	c.next++
+	id := float64(c.next)
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	var notes []map[string]any
+	deadline := time.After(90 * time.Second)
+	for {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("wasmcp's output ended before the answer to %s", method)
+			}
+			switch {
+			case m["method"] == "elicitation/create" && m["id"] != nil:
+				if c.answer == nil {
+					c.t.Fatalf("unexpected elicitation: %v", m)
+				}
+				p, _ := m["params"].(map[string]any)
+				reply := map[string]any{"jsonrpc": "2.0", "id": m["id"]}
+				if err := json.Unmarshal([]byte(c.answer(p)), &reply); err != nil {
+					c.t.Fatal(err)
+				}
+				c.send(reply)
+			case m["method"] != nil:
+				notes = append(notes, m)
+			case m["id"] == id:
+				return m, notes
+			default:
+				c.t.Fatalf("unexpected message while waiting for %s: %v", method, m)
+			}
+		case <-deadline:
+			c.t.Fatalf("no answer to %s %v", method, params)
+		}
+	}
+}
+
+// result is call for a request that must succeed.
+func (c *refClient) result(method string, params map[string]any) map[string]any {
+	c.t.Helper()
+	m, _ := c.call(method, params)
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		c.t.Fatalf("%s %v: %v", method, params, m)
+	}
+	return res
+}
+
+func toolCall(name string, args map[string]any) map[string]any {
+	return map[string]any{"name": name, "arguments": args}
+}
+
+// jsonOf decodes a JSON text written in a test.
+func jsonOf(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	return v
+}
+
+func checkReferenceSet(t *testing.T, c *refClient) {
+	// tools/list: names and schemas exactly as COMMON's reference set says.
+	tools := map[string]map[string]any{}
+	for _, x := range c.result("tools/list", map[string]any{})["tools"].([]any) {
+		tool := x.(map[string]any)
+		tools[tool["name"].(string)] = tool
+	}
+	textObj := `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
+	want := map[string][2]string{
+		"echo": {textObj, textObj},
+		"sum": {`{"type":"object","properties":{"numbers":{"type":"array","items":{"type":"number"}}},"required":["numbers"]}`,
+			`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`},
+		"progress": {`{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":20}},"required":["steps"]}`, ""},
+	}
+	for name, w := range want {
+		tool := tools[name]
+		if tool == nil {
+			t.Fatalf("tools/list has no %s: %v", name, tools)
+		}
+		if !reflect.DeepEqual(tool["inputSchema"], jsonOf(t, w[0])) {
+			t.Errorf("%s inputSchema = %v", name, tool["inputSchema"])
+		}
+		if w[1] != "" && !reflect.DeepEqual(tool["outputSchema"], jsonOf(t, w[1])) {
+			t.Errorf("%s outputSchema = %v", name, tool["outputSchema"])
+		}
+	}
+	if tools["ask"] == nil || len(tools) != 4 {
+		t.Errorf("tools/list = %v, want echo, sum, progress and ask", tools)
+	}
+
+	// echo: text and structured content, escapes intact.
+	text := "héllo \"wörld\" \\ \n\t😀 \u2028"
+	res := c.result("tools/call", toolCall("echo", map[string]any{"text": text}))
+	if !reflect.DeepEqual(res["content"], []any{map[string]any{"type": "text", "text": text}}) ||
+		!reflect.DeepEqual(res["structuredContent"], map[string]any{"text": text}) || res["isError"] == true {
+		t.Errorf("echo = %v", res)
+	}
+
+	// sum: integers print as integers, fractions as fractions.
+	for _, tc := range []struct {
+		numbers []any
+		text    string
+		sum     float64
+	}{
+		{[]any{1, 2, 3}, "6", 6},
+		{[]any{1, 1.5}, "2.5", 2.5},
+		{[]any{}, "0", 0},
+		{[]any{-0.25, 1e3}, "999.75", 999.75},
+	} {
+		res := c.result("tools/call", toolCall("sum", map[string]any{"numbers": tc.numbers}))
+		if !reflect.DeepEqual(res["content"], []any{map[string]any{"type": "text", "text": tc.text}}) ||
+			!reflect.DeepEqual(res["structuredContent"], map[string]any{"sum": tc.sum}) {
+			t.Errorf("sum %v = %v", tc.numbers, res)
+		}
+	}
+
+	// progress: one notification per step when a token is given, none
+	// without.
+	m, notes := c.call("tools/call", map[string]any{"name": "progress", "arguments": map[string]any{"steps": 3},
+		"_meta": map[string]any{"progressToken": "tok-7"}})
+	if got := firstTextOf(m); got != "done 3" {
+		t.Errorf("progress = %v", m)
+	}
+	var steps []string
+	for _, n := range notes {
+		if n["method"] != "notifications/progress" {
+			continue
+		}
+		p := n["params"].(map[string]any)
+		if p["progressToken"] != "tok-7" || p["total"] != float64(3) {
+			t.Errorf("progress notification %v", p)
+		}
+		steps = append(steps, fmt.Sprint(p["progress"]))
+	}
+	if strings.Join(steps, ",") != "1,2,3" {
+		t.Errorf("progress steps %v, notifications %v", steps, notes)
+	}
+	m, notes = c.call("tools/call", toolCall("progress", map[string]any{"steps": 2}))
+	if firstTextOf(m) != "done 2" || len(notes) != 0 {
+		t.Errorf("progress without a token: %v, notifications %v", m, notes)
+	}
+
+	// ask: the elicitation the set sends, and each kind of answer.
+	var asked map[string]any
+	c.answer = func(p map[string]any) string {
+		asked = p
+		return `{"result":{"action":"accept","content":{"name":"Ada Lovelace"}}}`
+	}
+	res = c.result("tools/call", toolCall("ask", map[string]any{}))
+	if firstTextOf(map[string]any{"result": res}) != "hello Ada Lovelace" {
+		t.Errorf("ask (accept) = %v", res)
+	}
+	wantAsk := jsonOf(t, `{"message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)
+	if !reflect.DeepEqual(asked, wantAsk) {
+		t.Errorf("elicitation params = %v", asked)
+	}
+	for _, action := range []string{"decline", "cancel"} {
+		c.answer = func(map[string]any) string { return `{"result":{"action":"` + action + `"}}` }
+		res = c.result("tools/call", toolCall("ask", map[string]any{}))
+		if firstTextOf(map[string]any{"result": res}) != "no name given" || res["isError"] == true {
+			t.Errorf("ask (%s) = %v", action, res)
+		}
+	}
+	c.answer = func(map[string]any) string { return `{"error":{"code":-32000,"message":"the user walked away"}}` }
+	res = c.result("tools/call", toolCall("ask", map[string]any{}))
+	if res["isError"] != true || !strings.Contains(firstTextOf(map[string]any{"result": res}), "the user walked away") {
+		t.Errorf("ask (error) = %v", res)
+	}
+	c.answer = nil
+
+	// The resource and the prompt.
+	res = c.result("resources/list", map[string]any{})
+	if !reflect.DeepEqual(res["resources"], []any{map[string]any{"uri": "ref://greeting", "name": "greeting", "mimeType": "text/plain"}}) {
+		t.Errorf("resources/list = %v", res)
+	}
+	res = c.result("resources/read", map[string]any{"uri": "ref://greeting"})
+	if !reflect.DeepEqual(res["contents"], []any{map[string]any{"uri": "ref://greeting", "mimeType": "text/plain", "text": "hello from the reference tools"}}) {
+		t.Errorf("resources/read = %v", res)
+	}
+	res = c.result("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Grace"}})
+	if !reflect.DeepEqual(res["messages"], []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Say hello to Grace."}}}) {
+		t.Errorf("prompts/get = %v", res)
+	}
+	if m, _ := c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{}}); m["error"] == nil {
+		t.Errorf("prompts/get without its required argument = %v", m)
+	}
+}
+
+// firstTextOf returns the text of the first content block of a response's
+// result.
+func firstTextOf(m map[string]any) string {
+	res, _ := m["result"].(map[string]any)
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		return ""
+	}
+	block, _ := content[0].(map[string]any)
+	s, _ := block["text"].(string)
+	return s
+}
