@@ -316,3 +316,30 @@ func firstTextOf(m map[string]any) string {
 	s, _ := block["text"].(string)
 	return s
 }
+
+// TestAssemblyScriptSDKUnitTests runs the AssemblyScript SDK's own unit
+// tests (guest-sdk/assemblyscript/tests: the JSON reader and writer and
+// the URI template matcher) with its test.sh, which compiles them with the
+// pinned asc and runs them under Node's WASI. Skipped when node or npm is
+// missing (test.sh exits 3).
+func TestAssemblyScriptSDKUnitTests(t *testing.T) {
+	t.Parallel()
+	script, err := filepath.Abs(filepath.Join("..", "guest-sdk", "assemblyscript", "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, script, t.TempDir()).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		t.Skipf("node or npm is missing: %s", strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	if !strings.Contains(string(out), " passed, 0 failed") {
+		t.Fatalf("unexpected output:\n%s", out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+}
