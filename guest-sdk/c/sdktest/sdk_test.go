@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -282,5 +283,155 @@ func TestHTTP(t *testing.T) {
 	msgs, _ = run(t, call("fetch", `{"url":"https://a.test/"}`))
 	if got := msgs[1]["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; !strings.HasPrefix(got.(string), "sdk: ") {
 		t.Fatalf("eof %q", got)
+	}
+}
+
+var server struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// serve feeds stdin to the wasmcp_serve test module and returns its
+// output lines, decoded.
+func serve(t *testing.T, stdin string) []map[string]any {
+	t.Helper()
+	needCC(t)
+	server.once.Do(func() { server.bin, server.err = compile("testdata/server.c") })
+	if server.err != nil {
+		t.Fatal(server.err)
+	}
+	cmd := exec.Command(server.bin)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var msgs []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line is not JSON: %v\n%s", err, line)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+func req(method, params string) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + "}\n"
+}
+
+// TestClientRequests: requests sent before any answer is read, answers
+// arriving in another order (kept for their waiter), error answers, the
+// SDK's numbering, state and notifications.
+func TestClientRequests(t *testing.T) {
+	answers := `{"jsonrpc":"2.0","id":"first","result":{"action":"accept","content":{"n":1}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"ignored/notification"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"second","error":{"code":-32000,"message":"no \"thanks\""}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///r"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"s","error":{"code":-32021,"message":"no sampling","data":{"requiredCapabilities":{"sampling":{}}}}}` + "\n"
+	msgs := serve(t, req("tools/call", `{"name":"two","arguments":{},"_meta":{"wasmcp/state":{"round":0}}}`)+answers)
+	want := []string{
+		`{"jsonrpc":"2.0","method":"wasmcp/state","params":{"state":{"round":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"t://fixed"}}`,
+		`{"jsonrpc":"2.0","id":"first","method":"elicitation/create","params":{"message":"1","requestedSchema":{"type":"object"}}}`,
+		`{"jsonrpc":"2.0","id":"second","method":"elicitation/create","params":{"message":"2","requestedSchema":{"type":"object"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`,
+	}
+	if len(msgs) != len(want)+1 {
+		t.Fatalf("%d messages: %v", len(msgs), msgs)
+	}
+	for i, w := range want {
+		var wm map[string]any
+		json.Unmarshal([]byte(w), &wm)
+		if !reflect.DeepEqual(msgs[i], wm) {
+			t.Errorf("message %d = %v, want %s", i, msgs[i], w)
+		}
+	}
+	sc := msgs[len(want)]["result"].(map[string]any)["structuredContent"]
+	wantSC := map[string]any{"a": map[string]any{"action": "accept", "content": map[string]any{"n": float64(1)}},
+		"b": float64(-32000), "bmsg": `no "thanks"`, "roots": map[string]any{"roots": []any{map[string]any{"uri": "file:///r"}}},
+		"sample": float64(-32021), "state": map[string]any{"round": float64(0)}}
+	if !reflect.DeepEqual(sc, wantSC) {
+		t.Fatalf("result %v\nwant   %v", sc, wantSC)
+	}
+
+	// An error answer passed on as the call's JSON-RPC error, data and all.
+	msgs = serve(t, req("tools/call", `{"name":"two"}`)+
+		`{"jsonrpc":"2.0","id":"second","result":{"action":"cancel"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":"first","result":{"action":"cancel"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"no roots","data":{"requiredCapabilities":{"roots":{}}}}}`+"\n")
+	last := msgs[len(msgs)-1]
+	if !reflect.DeepEqual(last["error"], map[string]any{"code": float64(-32021), "message": "no roots",
+		"data": map[string]any{"requiredCapabilities": map[string]any{"roots": map[string]any{}}}}) {
+		t.Fatalf("passed-on error %v", last)
+	}
+
+	// Stdin ending before an answer: the request fails, the call is still answered.
+	msgs = serve(t, req("tools/call", `{"name":"two"}`))
+	if last := msgs[len(msgs)-1]; errCode(last) != -32603 || !strings.Contains(last["error"].(map[string]any)["message"].(string), "stdin closed") {
+		t.Fatalf("after EOF: %v", last)
+	}
+}
+
+func TestResources(t *testing.T) {
+	m := serve(t, req("resources/read", `{"uri":"t://fixed"}`))[0]
+	if !reflect.DeepEqual(m["result"], map[string]any{"contents": []any{map[string]any{"uri": "t://fixed", "mimeType": "text/plain", "text": `fixed "text"`}}}) {
+		t.Fatalf("fixed: %v", m)
+	}
+	// A template: variables percent-decoded, matched with backtracking.
+	m = serve(t, req("resources/read", `{"uri":"t://a%20b.c.d"}`))[0]
+	c := m["result"].(map[string]any)["contents"].([]any)[0].(map[string]any)
+	blob, _ := base64.StdEncoding.DecodeString(c["blob"].(string))
+	if c["uri"] != "t://a%20b.c.d" || c["mimeType"] != "application/json" || string(blob) != `{"a":"a b.c","b":"d"}` {
+		t.Fatalf("template: %v (%s)", c, blob)
+	}
+	m = serve(t, req("resources/read", `{"uri":"t://none.x"}`))[0]
+	if errCode(m) != -32602 || m["error"].(map[string]any)["data"].(map[string]any)["uri"] != "t://none.x" {
+		t.Fatalf("handler's not found: %v", m)
+	}
+	for _, uri := range []string{"t://nodot", "t://a/b.c", "t://fixed2", "t://.x"} {
+		m = serve(t, req("resources/read", `{"uri":"`+uri+`"}`))[0]
+		if errCode(m) != -32602 || m["error"].(map[string]any)["data"].(map[string]any)["uri"] != uri {
+			t.Errorf("%s: %v", uri, m)
+		}
+	}
+	if m := serve(t, req("resources/read", `{"uri":7}`))[0]; errCode(m) != -32602 {
+		t.Errorf("uri not a string: %v", m)
+	}
+}
+
+func TestPromptsAndCompletions(t *testing.T) {
+	m := serve(t, req("prompts/get", `{"name":"p","arguments":{"x":"hi \"there\""}}`))[0]
+	want := map[string]any{"description": `a "prompt"`, "messages": []any{map[string]any{"role": "assistant",
+		"content": map[string]any{"type": "text", "text": `hi "there"`}}}}
+	if !reflect.DeepEqual(m["result"], want) {
+		t.Fatalf("prompt: %v", m)
+	}
+	for _, params := range []string{`{"name":"p"}`, `{"name":"p","arguments":{"x":""}}`, `{"name":"p","arguments":{"y":"only"}}`,
+		`{"name":"p","arguments":{"x":1}}`, `{"name":"q","arguments":{"x":"1"}}`, `{"name":"p","arguments":[]}`} {
+		if m := serve(t, req("prompts/get", params))[0]; errCode(m) != -32602 {
+			t.Errorf("%s: %v", params, m)
+		}
+	}
+	m = serve(t, req("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"x","value":"h\u00e9"}}`))[0]
+	if !reflect.DeepEqual(m["result"], map[string]any{"completion": map[string]any{"values": []any{"x", "hé"}, "total": float64(2), "hasMore": false}}) {
+		t.Fatalf("completion: %v", m)
+	}
+	m = serve(t, req("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"many","value":""}}`))[0]
+	comp := m["result"].(map[string]any)["completion"].(map[string]any)
+	if len(comp["values"].([]any)) != 100 || comp["total"] != float64(150) || comp["hasMore"] != true {
+		t.Fatalf("150 values: %v", comp)
+	}
+	m = serve(t, req("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"none","value":""}}`))[0]
+	if !reflect.DeepEqual(m["result"], map[string]any{"completion": map[string]any{"values": []any{}, "total": float64(0), "hasMore": false}}) {
+		t.Fatalf("no answer: %v", m)
+	}
+	if m := serve(t, req("completion/complete", `{"argument":{"name":"x"}}`))[0]; errCode(m) != -32602 {
+		t.Fatalf("no ref: %v", m)
 	}
 }
