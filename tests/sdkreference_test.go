@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -224,6 +226,7 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 		{[]any{1, 1.5}, "2.5", 2.5},
 		{[]any{}, "0", 0},
 		{[]any{-0.25, 1e3}, "999.75", 999.75},
+		{[]any{0.1, 0.2}, "0.30000000000000004", 0.30000000000000004},
 	} {
 		res := c.result("tools/call", toolCall("sum", map[string]any{"numbers": tc.numbers}))
 		if !reflect.DeepEqual(res["content"], []any{map[string]any{"type": "text", "text": tc.text}}) ||
@@ -341,5 +344,45 @@ func TestAssemblyScriptSDKUnitTests(t *testing.T) {
 	if !strings.Contains(string(out), " passed, 0 failed") {
 		t.Fatalf("unexpected output:\n%s", out)
 	}
-	t.Logf("%s", strings.TrimSpace(string(out)))
+	checkASNumbers(t, string(out))
+}
+
+// checkASNumbers compares the "num BITS TEXT" lines of the AssemblyScript
+// tests, the SDK's JSON text for doubles, with encoding/json's. Where the
+// SDK computes the digits exactly (1e-6 <= |n| < 1e17, the range of
+// fixed notation but the largest numbers) the text must be the same;
+// beyond it, it must be a JSON number that reads back as the same double.
+func checkASNumbers(t *testing.T, out string) {
+	checked, same := 0, 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "num" {
+			continue
+		}
+		bits, err := strconv.ParseUint(f[1], 16, 64)
+		if err != nil {
+			t.Fatalf("bad line %q", line)
+		}
+		n := math.Float64frombits(bits)
+		want, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if a := math.Abs(n); a >= 1e-6 && a < 1e17 || a == math.Trunc(a) && a <= 1<<53 {
+			if f[2] != string(want) {
+				t.Errorf("%v: the SDK writes %s, encoding/json %s", n, f[2], want)
+			}
+			same++
+			continue
+		}
+		var back float64
+		if err := json.Unmarshal([]byte(f[2]), &back); err != nil || back != n {
+			t.Errorf("%v: the SDK writes %s, which reads back as %v (%v)", n, f[2], back, err)
+		}
+	}
+	if checked < 2000 || same < 1000 {
+		t.Fatalf("only %d numbers checked (%d against encoding/json's text)", checked, same)
+	}
+	t.Logf("%d numbers checked, %d against encoding/json's text", checked, same)
 }

@@ -591,18 +591,154 @@ function isInteger53(n: f64): bool {
 }
 
 /**
- * formatNumber writes n as a JSON number: integers up to 2^53 without a
- * fraction, others in the shortest form that reads back; NaN and the
- * infinities, which JSON cannot hold, as null.
+ * formatNumber writes n as a JSON number the way JavaScript and Go's
+ * encoding/json do: the shortest decimal that reads back as n, in fixed
+ * notation when 1e-6 <= |n| < 1e21 and as d.ddde±x otherwise; integers up
+ * to 2^53 without a fraction. NaN and the infinities, which JSON cannot
+ * hold, are written as null.
  */
 export function formatNumber(n: f64): string {
   if (!isFinite(n)) return "null";
   if (isInteger53(n)) return (<i64>n).toString();
-  const s = n.toString();
-  // AssemblyScript writes "1e+21" and "1.5e-7" (valid JSON) but also a
-  // trailing ".0" on integral values beyond 2^53: drop it.
-  if (s.endsWith(".0")) return s.substring(0, s.length - 2);
-  return s;
+  // AssemblyScript's dtoa (Grisu2) gives digits that read back as n but
+  // are not always the shortest or closest such (0.1 + 0.2 comes out as
+  // 0.30000000000000007). Start from the 17 significant digits correctly
+  // rounded (exact where n × 10^k can be computed exactly, see digits17),
+  // then try each shorter length, rounding down and up, and keep the first
+  // that reads back.
+  let neg = n < 0;
+  let digits = "";
+  let exp = 0; // n = ±digits × 10^exp
+  let rem: f64 = 0; // the sign of the exact value minus the digits
+  const exact = digits17(abs(n));
+  if (exact.length > 0) {
+    digits = exact;
+    exp = exact17Exp;
+    rem = exact17Rem;
+  } else {
+    const g = n.toString();
+    let i = neg ? 1 : 0;
+    let seenPoint = false;
+    for (; i < g.length; i++) {
+      const c = g.charCodeAt(i);
+      if (c == 0x2e) {
+        seenPoint = true;
+      } else if (c == 0x65 || c == 0x45) {
+        exp += I32.parseInt(g.substring(g.charCodeAt(i + 1) == 0x2b ? i + 2 : i + 1));
+        break;
+      } else {
+        digits += String.fromCharCode(c);
+        if (seenPoint) exp--;
+      }
+    }
+  }
+  // Leading zeros ("0.0001") carry no information.
+  let lead = 0;
+  while (lead < digits.length - 1 && digits.charCodeAt(lead) == 0x30) lead++;
+  digits = digits.substring(lead);
+  for (let j = 1; j < digits.length; j++) {
+    const down = digits.substring(0, j);
+    const up = incrementDigits(down);
+    const e = exp + digits.length - j;
+    // Try first the candidate nearer the exact value: a dropped "5" with
+    // nothing after it in the digits is decided by what the 17 digits
+    // themselves dropped.
+    const next = digits.charCodeAt(j);
+    let upFirst = next > 0x35;
+    if (next == 0x35) {
+      let rest = false;
+      for (let r = j + 1; r < digits.length; r++) if (digits.charCodeAt(r) != 0x30) rest = true;
+      upFirst = rest || rem >= 0;
+    }
+    const a = layout(neg, upFirst ? up : down, e);
+    if (parseFloat(a) == n) return a;
+    const b = layout(neg, upFirst ? down : up, e);
+    if (parseFloat(b) == n) return b;
+  }
+  return layout(neg, digits, exp);
+}
+
+// The decimal exponent of the digits digits17 returned last, and the sign
+// of what rounding them dropped (the exact value minus the digits).
+let exact17Exp: i32 = 0;
+let exact17Rem: f64 = 0;
+
+// twoProductError returns the rounding error of a * b (Dekker's exact
+// product without a fused multiply-add): a * b == (a * b rounded) + error.
+function twoProductError(a: f64, b: f64, p: f64): f64 {
+  const ca = 134217729.0 * a;
+  const ah = ca - (ca - a);
+  const al = a - ah;
+  const cb = 134217729.0 * b;
+  const bh = cb - (cb - b);
+  const bl = b - bh;
+  return ah * bh - p + ah * bl + al * bh + al * bl;
+}
+
+// digits17 returns the 17 significant digits of a (> 0) correctly rounded,
+// with their exponent in exact17Exp, when a × 10^k (k = 16 - the exponent
+// of a's leading digit) can be computed exactly: 10^k is a double for
+// 0 <= k <= 22, i.e. for 1e-6 <= a < 1e17. "" otherwise.
+function digits17(a: f64): string {
+  let x = <i32>Math.floor(Math.log10(a));
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const k = 16 - x;
+    if (k < 0 || k > 22) return "";
+    let scale: f64 = 1;
+    for (let i = 0; i < k; i++) scale *= 10;
+    const p = a * scale;
+    const err = twoProductError(a, scale, p);
+    const m = <i64>p + <i64>Math.round(err);
+    if (m >= 100000000000000000) {
+      x++;
+      continue;
+    }
+    if (m < 10000000000000000) {
+      x--;
+      continue;
+    }
+    exact17Exp = -k;
+    exact17Rem = err - Math.round(err);
+    return m.toString();
+  }
+  return "";
+}
+
+// incrementDigits adds one to a decimal digit string ("199" → "200", "99" → "100").
+function incrementDigits(d: string): string {
+  const out = new Array<string>(d.length);
+  let carry = true;
+  for (let i = d.length - 1; i >= 0; i--) {
+    let c = d.charCodeAt(i) - 0x30;
+    if (carry) {
+      c++;
+      carry = c == 10;
+      if (carry) c = 0;
+    }
+    out[i] = String.fromCharCode(0x30 + c);
+  }
+  return (carry ? "1" : "") + out.join("");
+}
+
+// layout writes ±digits × 10^exp in JavaScript's number notation.
+function layout(neg: bool, digits: string, exp: i32): string {
+  while (digits.length > 1 && digits.charCodeAt(digits.length - 1) == 0x30) {
+    digits = digits.substring(0, digits.length - 1);
+    exp++;
+  }
+  const k = digits.length;
+  const x = k + exp - 1; // the exponent of the leading digit
+  let s: string;
+  if (x >= -6 && x < 21) {
+    if (exp >= 0) s = digits + "0".repeat(exp);
+    else if (k + exp > 0) s = digits.substring(0, k + exp) + "." + digits.substring(k + exp);
+    else s = "0." + "0".repeat(-(k + exp)) + digits;
+  } else {
+    s = digits.substring(0, 1);
+    if (k > 1) s += "." + digits.substring(1);
+    s += (x >= 0 ? "e+" : "e-") + abs(x).toString();
+  }
+  return neg ? "-" + s : s;
 }
 
 const HEX = "0123456789abcdef";

@@ -111,6 +111,15 @@ function testWriterNumbers(): void {
   eq("2.5", formatNumber(2.5), "2.5");
   eq("-0.25", formatNumber(-0.25), "-0.25");
   eq("2^53", formatNumber(9007199254740992.0), "9007199254740992");
+  eq("0.1+0.2", formatNumber(0.1 + 0.2), "0.30000000000000004");
+  eq("1e21", formatNumber(1e21), "1e+21");
+  eq("1e-7", formatNumber(1e-7), "1e-7");
+  eq("0.000001", formatNumber(0.000001), "0.000001");
+  eq("1.5e-7", formatNumber(-1.5e-7), "-1.5e-7");
+  eq("123.456", formatNumber(123.456), "123.456");
+  eq("2^60", formatNumber(1152921504606846976.0), "1152921504606847000");
+  eq("5e-324", formatNumber(5e-324), "5e-324");
+  eq("max", formatNumber(1.7976931348623157e308), "1.7976931348623157e+308");
   eq("NaN", formatNumber(NaN), "null");
   eq("Infinity", formatNumber(Infinity), "null");
   eq("-Infinity", formatNumber(-Infinity), "null");
@@ -183,6 +192,25 @@ function testTemplates(): void {
   check("fixed text", matchTemplate("x://fixed", "x://fixed") != null && matchTemplate("x://fixed", "x://fixed2") == null);
 }
 
+// printNumbers prints "num BITS TEXT" lines for doubles from a fixed
+// pseudo-random sequence of bit patterns (and of small decimals), which
+// the Go test compares with encoding/json's text for the same doubles.
+function printNumbers(): void {
+  let x: u64 = 0x9e3779b97f4a7c15;
+  for (let i = 0; i < 3000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    let bits = x;
+    if (i % 3 == 1) bits = reinterpret<u64>(<f64>(x % 100000) / 1000.0); // like 12.345
+    if (i % 3 == 2) bits = reinterpret<u64>(<f64>(x % 1000) * 0.1 + <f64>(x % 7) * 0.01);
+    const n = reinterpret<f64>(bits);
+    if (!isFinite(n)) continue;
+    console.log("num " + bits.toString(16) + " " + formatNumber(n));
+  }
+}
+
+printNumbers();
 testLiterals();
 testStrings();
 testNumbers();
