@@ -320,12 +320,13 @@ func firstTextOf(m map[string]any) string {
 	return s
 }
 
-// TestAssemblyScriptSDKUnitTests runs the AssemblyScript SDK's own unit
-// tests (guest-sdk/assemblyscript/tests: the JSON reader and writer and
-// the URI template matcher) with its test.sh, which compiles them with the
-// pinned asc and runs them under Node's WASI. Skipped when node or npm is
-// missing (test.sh exits 3).
-func TestAssemblyScriptSDKUnitTests(t *testing.T) {
+// TestAssemblyScriptSDK runs the AssemblyScript SDK's own unit tests
+// (guest-sdk/assemblyscript/tests: the JSON reader and writer and the URI
+// template matcher) with its test.sh, which compiles them with the pinned
+// asc and runs them under Node's WASI, then drives its test module
+// (tests/server.test.ts) with request lines and answers. Skipped when node
+// or npm is missing (test.sh exits 3).
+func TestAssemblyScriptSDK(t *testing.T) {
 	t.Parallel()
 	script, err := filepath.Abs(filepath.Join("..", "guest-sdk", "assemblyscript", "test.sh"))
 	if err != nil {
@@ -333,7 +334,8 @@ func TestAssemblyScriptSDKUnitTests(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, script, t.TempDir()).CombinedOutput()
+	dir := t.TempDir()
+	out, err := exec.CommandContext(ctx, script, dir).CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 3 {
 		t.Skipf("node or npm is missing: %s", strings.TrimSpace(string(out)))
@@ -345,6 +347,7 @@ func TestAssemblyScriptSDKUnitTests(t *testing.T) {
 		t.Fatalf("unexpected output:\n%s", out)
 	}
 	checkASNumbers(t, string(out))
+	t.Run("server", func(t *testing.T) { checkASServer(t, filepath.Join(dir, "server.test.wasm")) })
 }
 
 // checkASNumbers compares the "num BITS TEXT" lines of the AssemblyScript
@@ -385,4 +388,138 @@ func checkASNumbers(t *testing.T, out string) {
 		t.Fatalf("only %d numbers checked (%d against encoding/json's text)", checked, same)
 	}
 	t.Logf("%d numbers checked, %d against encoding/json's text", checked, same)
+}
+
+// asServe runs the AssemblyScript test module under Node's WASI with stdin
+// and returns the lines it wrote, decoded.
+func asServe(t *testing.T, wasm, stdin string) []map[string]any {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "stdin")
+	if err := os.WriteFile(in, []byte(stdin), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--no-warnings", filepath.Join("..", "guest-sdk", "assemblyscript", "tests", "run.mjs"), wasm, in)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var msgs []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line is not JSON: %v\n%s", err, line)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+func asReq(method, params string) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + "}\n"
+}
+
+func asErrCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// checkASServer drives the AssemblyScript SDK's test module: requests to
+// the client answered out of order, errors, state and notifications;
+// tool, resource, template, prompt and completion answers and errors.
+func checkASServer(t *testing.T, wasm string) {
+	answers := `{"jsonrpc":"2.0","id":"first","result":{"action":"accept","content":{"n":1}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"ignored/notification"}` + "\n" +
+		`not json` + "\n" +
+		`{"jsonrpc":"2.0","id":"second","error":{"code":-32000,"message":"no \"thanks\""}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///r"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"s","error":{"code":-32021,"message":"no sampling","data":{"requiredCapabilities":{"sampling":{}}}}}` + "\n"
+	msgs := asServe(t, wasm, asReq("tools/call", `{"name":"two","arguments":{},"_meta":{"progressToken":5,"wasmcp/state":{"round":0}}}`)+answers)
+	want := []string{
+		`{"jsonrpc":"2.0","method":"wasmcp/state","params":{"state":{"round":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"t://fixed"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":5,"progress":1,"total":2,"message":"half"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"two","data":"careful"}}`,
+		`{"jsonrpc":"2.0","id":"first","method":"elicitation/create","params":{"message":"1","requestedSchema":{"type":"object"}}}`,
+		`{"jsonrpc":"2.0","id":"second","method":"elicitation/create","params":{"message":"2","requestedSchema":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}}`,
+	}
+	if len(msgs) != len(want)+1 {
+		t.Fatalf("%d messages: %v", len(msgs), msgs)
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(msgs[i], jsonOf(t, w)) {
+			t.Errorf("message %d = %v, want %s", i, msgs[i], w)
+		}
+	}
+	res := msgs[len(want)]["result"].(map[string]any)
+	wantSC := jsonOf(t, `{"a":{"action":"accept","content":{"n":1}},"b":{"code":-32000,"message":"no \"thanks\""},
+		"roots":{"roots":[{"uri":"file:///r"}]},"sample":{"code":-32021,"message":"no sampling","data":{"requiredCapabilities":{"sampling":{}}}},
+		"state":{"round":0},"action":"accept","content":{"n":1}}`)
+	if !reflect.DeepEqual(res["structuredContent"], wantSC) {
+		t.Fatalf("result %v", res)
+	}
+	if content := res["content"].([]any); len(content) != 2 || content[1].(map[string]any)["text"] != "second block" {
+		t.Fatalf("content %v", content)
+	}
+
+	// A missing capability passed on as the call's JSON-RPC error; stdin
+	// ending before an answer.
+	msgs = asServe(t, wasm, asReq("tools/call", `{"name":"two"}`)+
+		`{"jsonrpc":"2.0","id":"second","result":{"action":"cancel"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":"first","result":{"action":"decline"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"no roots","data":{"requiredCapabilities":{"roots":{}}}}}`+"\n")
+	if last := msgs[len(msgs)-1]; !reflect.DeepEqual(last["error"], jsonOf(t, `{"code":-32021,"message":"no roots","data":{"requiredCapabilities":{"roots":{}}}}`)) {
+		t.Fatalf("passed-on error %v", last)
+	}
+	msgs = asServe(t, wasm, asReq("tools/call", `{"name":"two"}`))
+	if last := msgs[len(msgs)-1]; !strings.Contains(fmt.Sprint(last["result"]), "stdin closed") {
+		t.Fatalf("after EOF: %v", last)
+	}
+
+	for _, tc := range []struct{ method, params, want string }{
+		{"tools/call", `{"name":"fail"}`, `{"result":{"content":[{"type":"text","text":"it failed"}],"isError":true}}`},
+		{"tools/call", `{"name":"fail","arguments":{"rpc":true}}`, `{"error":{"code":-32602,"message":"bad \"thing\"","data":{"n":1}}}`},
+		{"tools/call", `{"name":"nope"}`, `{"error":{"code":-32602,"message":"unknown tool: nope","data":{"name":"nope"}}}`},
+		{"resources/read", `{"uri":"t://fixed"}`, `{"result":{"contents":[{"text":"fixed \"text\"","uri":"t://fixed","mimeType":"text/plain"}]}}`},
+		{"resources/read", `{"uri":"t://a%20b.c.d"}`, `{"result":{"contents":[{"text":"{\"a\":\"a b.c\",\"b\":\"d\"}","mimeType":"application/json","uri":"t://a%20b.c.d"}]}}`},
+		{"resources/read", `{"uri":"t://none.x"}`, `{"error":{"code":-32602,"message":"resource not found: t://none.x","data":{"uri":"t://none.x"}}}`},
+		{"resources/read", `{"uri":"t://a/b.c"}`, `{"error":{"code":-32602,"message":"resource not found: t://a/b.c","data":{"uri":"t://a/b.c"}}}`},
+		{"prompts/get", `{"name":"p","arguments":{"x":"hi \"there\"","y":"u"}}`, `{"result":{"description":"A prompt.","messages":[
+			{"role":"assistant","content":{"type":"text","text":"hi \"there\""}},{"role":"user","content":{"type":"text","text":"u"}}]}}`},
+		{"prompts/get", `{"name":"p","arguments":{"y":"u"}}`, `{"error":{"code":-32602,"message":"prompt p: missing required argument \"x\"","data":{"argument":"x"}}}`},
+		{"prompts/get", `{"name":"p","arguments":{"x":1}}`, `{"error":{"code":-32602,"message":"prompt arguments must be strings"}}`},
+		{"prompts/get", `{"name":"q"}`, `{"error":{"code":-32602,"message":"unknown prompt: q","data":{"name":"q"}}}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"x","value":"h\u00e9"}}`,
+			`{"result":{"completion":{"values":["ref/prompt","x","hé"],"total":3,"hasMore":false}}}`},
+		{"wasmcp/describe", `{"abiVersions":[2]}`, `{"error":{"code":-32602,"message":"module servertest speaks wasmcp ABI v1; the host speaks [2]","data":{"abiVersion":1}}}`},
+		{"ping", `{}`, `{"error":{"code":-32601,"message":"method not found: ping"}}`},
+	} {
+		msgs := asServe(t, wasm, asReq(tc.method, tc.params))
+		w := jsonOf(t, tc.want).(map[string]any)
+		w["jsonrpc"], w["id"] = "2.0", float64(7)
+		if len(msgs) != 1 || !reflect.DeepEqual(msgs[0], w) {
+			t.Errorf("%s %s:\n got  %v\n want %v", tc.method, tc.params, msgs, w)
+		}
+	}
+	msgs = asServe(t, wasm, asReq("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"many","value":""}}`))
+	comp := msgs[0]["result"].(map[string]any)["completion"].(map[string]any)
+	if len(comp["values"].([]any)) != 100 || comp["total"] != float64(150) || comp["hasMore"] != true {
+		t.Fatalf("150 values: %v", comp)
+	}
+	// A request line that is not JSON-RPC gets no answer.
+	for _, in := range []string{"not json\n", `{"jsonrpc":"2.0","method":"tools/call"}` + "\n", `[1]` + "\n"} {
+		path := filepath.Join(t.TempDir(), "in")
+		os.WriteFile(path, []byte(in), 0o600)
+		out, err := exec.Command("node", "--no-warnings", filepath.Join("..", "guest-sdk", "assemblyscript", "tests", "run.mjs"), wasm, path).Output()
+		if err != nil || len(out) != 0 {
+			t.Errorf("%q: %v, output %q", in, err, out)
+		}
+	}
 }
