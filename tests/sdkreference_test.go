@@ -37,6 +37,7 @@ func TestSDKReferenceSets(t *testing.T) {
 			s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")
 			c := newRefClient(t, s)
 			checkReferenceSet(t, c)
+			checkReferenceRoundTrips(t, newModernLines(t, startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")))
 		})
 	}
 }
@@ -304,6 +305,36 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 	}
 	if m, _ := c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{}}); m["error"] == nil {
 		t.Errorf("prompts/get without its required argument = %v", m)
+	}
+}
+
+// checkReferenceRoundTrips runs ask as a 2026-07-28 client does: the first
+// call ends input_required with the set's elicitation, the retry with the
+// answer runs the module again from the start and completes; a client
+// without the elicitation capability gets the set's error result at once.
+func checkReferenceRoundTrips(t *testing.T, c *modernLines) {
+	const ask = `"name":"ask","arguments":{}`
+	r1 := resultOf(t, c.call("1", "tools/call", everyCap, ask))
+	reqs, _ := r1["inputRequests"].(map[string]any)
+	if r1["resultType"] != "input_required" || len(reqs) != 1 {
+		t.Fatalf("round 1: %v", r1)
+	}
+	var key string
+	for k := range reqs {
+		key = k
+	}
+	q := reqs[key].(map[string]any)
+	if q["method"] != "elicitation/create" || q["params"].(map[string]any)["message"] != "What is your name?" {
+		t.Fatalf("round 1 asks %v", q)
+	}
+	r2 := resultOf(t, c.call("2", "tools/call", everyCap, ask+`,"requestState":`+strconv.Quote(r1["requestState"].(string))+
+		`,"inputResponses":{`+strconv.Quote(key)+`:{"action":"accept","content":{"name":"Ada"}}}`))
+	if r2["resultType"] != "complete" || firstTextOf(map[string]any{"result": r2}) != "hello Ada" {
+		t.Fatalf("round 2: %v", r2)
+	}
+	r3 := resultOf(t, c.call("3", "tools/call", `{}`, ask))
+	if r3["isError"] != true || firstTextOf(map[string]any{"result": r3}) == "" {
+		t.Fatalf("without the capability: %v", r3)
 	}
 }
 
