@@ -33,18 +33,18 @@ func TestSDKReferenceSets(t *testing.T) {
 	for _, lang := range []string{"c", "assemblyscript"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
-			dir := buildReferenceSet(t, lang)
+			dir := sdkrefBuild(t, lang)
 			s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")
-			c := newRefClient(t, s)
-			checkReferenceSet(t, c)
-			checkReferenceRoundTrips(t, newModernLines(t, startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")))
+			c := newSDKRefClient(t, s)
+			sdkrefCheckSet(t, c)
+			sdkrefCheckRoundTrips(t, newModernLines(t, startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")))
 		})
 	}
 }
 
-// buildReferenceSet runs examples/reference/<lang>/build.sh into a fresh
+// sdkrefBuild runs examples/reference/<lang>/build.sh into a fresh
 // tools directory and returns it.
-func buildReferenceSet(t *testing.T, lang string) string {
+func sdkrefBuild(t *testing.T, lang string) string {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -68,9 +68,9 @@ func buildReferenceSet(t *testing.T, lang string) string {
 	return dir
 }
 
-// refClient is a 2025-11-25 stdio client that answers the server's
+// sdkrefClient is a 2025-11-25 stdio client that answers the server's
 // elicitation/create requests with the answer set for the next one.
-type refClient struct {
+type sdkrefClient struct {
 	t      *testing.T
 	in     io.Writer
 	wmu    sync.Mutex
@@ -79,8 +79,8 @@ type refClient struct {
 	answer func(params map[string]any) string // the result or error members of the reply
 }
 
-func newRefClient(t *testing.T, s *served) *refClient {
-	c := &refClient{t: t, in: s.stdin, lines: make(chan map[string]any, 256)}
+func newSDKRefClient(t *testing.T, s *served) *sdkrefClient {
+	c := &sdkrefClient{t: t, in: s.stdin, lines: make(chan map[string]any, 256)}
 	go func() {
 		sc := bufio.NewScanner(s.stdout)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -103,7 +103,7 @@ func newRefClient(t *testing.T, s *served) *refClient {
 	return c
 }
 
-func (c *refClient) send(m map[string]any) {
+func (c *sdkrefClient) send(m map[string]any) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		c.t.Fatal(err)
@@ -117,7 +117,7 @@ func (c *refClient) send(m map[string]any) {
 
 // call sends a request and returns its response and the notifications that
 // came before it; it answers elicitation/create requests on the way.
-func (c *refClient) call(method string, params map[string]any) (map[string]any, []map[string]any) {
+func (c *sdkrefClient) call(method string, params map[string]any) (map[string]any, []map[string]any) {
 	c.t.Helper()
 	c.next++
 	id := float64(c.next)
@@ -155,7 +155,7 @@ func (c *refClient) call(method string, params map[string]any) (map[string]any, 
 }
 
 // result is call for a request that must succeed.
-func (c *refClient) result(method string, params map[string]any) map[string]any {
+func (c *sdkrefClient) result(method string, params map[string]any) map[string]any {
 	c.t.Helper()
 	m, _ := c.call(method, params)
 	res, ok := m["result"].(map[string]any)
@@ -165,12 +165,12 @@ func (c *refClient) result(method string, params map[string]any) map[string]any 
 	return res
 }
 
-func toolCall(name string, args map[string]any) map[string]any {
+func sdkrefToolCall(name string, args map[string]any) map[string]any {
 	return map[string]any{"name": name, "arguments": args}
 }
 
-// jsonOf decodes a JSON text written in a test.
-func jsonOf(t *testing.T, s string) any {
+// sdkrefJSON decodes a JSON text written in a test.
+func sdkrefJSON(t *testing.T, s string) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -179,7 +179,7 @@ func jsonOf(t *testing.T, s string) any {
 	return v
 }
 
-func checkReferenceSet(t *testing.T, c *refClient) {
+func sdkrefCheckSet(t *testing.T, c *sdkrefClient) {
 	// tools/list: names and schemas exactly as COMMON's reference set says.
 	tools := map[string]map[string]any{}
 	for _, x := range c.result("tools/list", map[string]any{})["tools"].([]any) {
@@ -198,10 +198,10 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 		if tool == nil {
 			t.Fatalf("tools/list has no %s: %v", name, tools)
 		}
-		if !reflect.DeepEqual(tool["inputSchema"], jsonOf(t, w[0])) {
+		if !reflect.DeepEqual(tool["inputSchema"], sdkrefJSON(t, w[0])) {
 			t.Errorf("%s inputSchema = %v", name, tool["inputSchema"])
 		}
-		if w[1] != "" && !reflect.DeepEqual(tool["outputSchema"], jsonOf(t, w[1])) {
+		if w[1] != "" && !reflect.DeepEqual(tool["outputSchema"], sdkrefJSON(t, w[1])) {
 			t.Errorf("%s outputSchema = %v", name, tool["outputSchema"])
 		}
 	}
@@ -211,7 +211,7 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 
 	// echo: text and structured content, escapes intact.
 	text := "héllo \"wörld\" \\ \n\t😀 \u2028"
-	res := c.result("tools/call", toolCall("echo", map[string]any{"text": text}))
+	res := c.result("tools/call", sdkrefToolCall("echo", map[string]any{"text": text}))
 	if !reflect.DeepEqual(res["content"], []any{map[string]any{"type": "text", "text": text}}) ||
 		!reflect.DeepEqual(res["structuredContent"], map[string]any{"text": text}) || res["isError"] == true {
 		t.Errorf("echo = %v", res)
@@ -229,7 +229,7 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 		{[]any{-0.25, 1e3}, "999.75", 999.75},
 		{[]any{0.1, 0.2}, "0.30000000000000004", 0.30000000000000004},
 	} {
-		res := c.result("tools/call", toolCall("sum", map[string]any{"numbers": tc.numbers}))
+		res := c.result("tools/call", sdkrefToolCall("sum", map[string]any{"numbers": tc.numbers}))
 		if !reflect.DeepEqual(res["content"], []any{map[string]any{"type": "text", "text": tc.text}}) ||
 			!reflect.DeepEqual(res["structuredContent"], map[string]any{"sum": tc.sum}) {
 			t.Errorf("sum %v = %v", tc.numbers, res)
@@ -240,7 +240,7 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 	// without.
 	m, notes := c.call("tools/call", map[string]any{"name": "progress", "arguments": map[string]any{"steps": 3},
 		"_meta": map[string]any{"progressToken": "tok-7"}})
-	if got := firstTextOf(m); got != "done 3" {
+	if got := sdkrefFirstText(m); got != "done 3" {
 		t.Errorf("progress = %v", m)
 	}
 	var steps []string
@@ -257,8 +257,8 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 	if strings.Join(steps, ",") != "1,2,3" {
 		t.Errorf("progress steps %v, notifications %v", steps, notes)
 	}
-	m, notes = c.call("tools/call", toolCall("progress", map[string]any{"steps": 2}))
-	if firstTextOf(m) != "done 2" || len(notes) != 0 {
+	m, notes = c.call("tools/call", sdkrefToolCall("progress", map[string]any{"steps": 2}))
+	if sdkrefFirstText(m) != "done 2" || len(notes) != 0 {
 		t.Errorf("progress without a token: %v, notifications %v", m, notes)
 	}
 
@@ -268,24 +268,24 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 		asked = p
 		return `{"result":{"action":"accept","content":{"name":"Ada Lovelace"}}}`
 	}
-	res = c.result("tools/call", toolCall("ask", map[string]any{}))
-	if firstTextOf(map[string]any{"result": res}) != "hello Ada Lovelace" {
+	res = c.result("tools/call", sdkrefToolCall("ask", map[string]any{}))
+	if sdkrefFirstText(map[string]any{"result": res}) != "hello Ada Lovelace" {
 		t.Errorf("ask (accept) = %v", res)
 	}
-	wantAsk := jsonOf(t, `{"message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)
+	wantAsk := sdkrefJSON(t, `{"message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)
 	if !reflect.DeepEqual(asked, wantAsk) {
 		t.Errorf("elicitation params = %v", asked)
 	}
 	for _, action := range []string{"decline", "cancel"} {
 		c.answer = func(map[string]any) string { return `{"result":{"action":"` + action + `"}}` }
-		res = c.result("tools/call", toolCall("ask", map[string]any{}))
-		if firstTextOf(map[string]any{"result": res}) != "no name given" || res["isError"] == true {
+		res = c.result("tools/call", sdkrefToolCall("ask", map[string]any{}))
+		if sdkrefFirstText(map[string]any{"result": res}) != "no name given" || res["isError"] == true {
 			t.Errorf("ask (%s) = %v", action, res)
 		}
 	}
 	c.answer = func(map[string]any) string { return `{"error":{"code":-32000,"message":"the user walked away"}}` }
-	res = c.result("tools/call", toolCall("ask", map[string]any{}))
-	if res["isError"] != true || !strings.Contains(firstTextOf(map[string]any{"result": res}), "the user walked away") {
+	res = c.result("tools/call", sdkrefToolCall("ask", map[string]any{}))
+	if res["isError"] != true || !strings.Contains(sdkrefFirstText(map[string]any{"result": res}), "the user walked away") {
 		t.Errorf("ask (error) = %v", res)
 	}
 	c.answer = nil
@@ -308,11 +308,11 @@ func checkReferenceSet(t *testing.T, c *refClient) {
 	}
 }
 
-// checkReferenceRoundTrips runs ask as a 2026-07-28 client does: the first
+// sdkrefCheckRoundTrips runs ask as a 2026-07-28 client does: the first
 // call ends input_required with the set's elicitation, the retry with the
 // answer runs the module again from the start and completes; a client
 // without the elicitation capability gets the set's error result at once.
-func checkReferenceRoundTrips(t *testing.T, c *modernLines) {
+func sdkrefCheckRoundTrips(t *testing.T, c *modernLines) {
 	const ask = `"name":"ask","arguments":{}`
 	r1 := resultOf(t, c.call("1", "tools/call", everyCap, ask))
 	reqs, _ := r1["inputRequests"].(map[string]any)
@@ -329,18 +329,18 @@ func checkReferenceRoundTrips(t *testing.T, c *modernLines) {
 	}
 	r2 := resultOf(t, c.call("2", "tools/call", everyCap, ask+`,"requestState":`+strconv.Quote(r1["requestState"].(string))+
 		`,"inputResponses":{`+strconv.Quote(key)+`:{"action":"accept","content":{"name":"Ada"}}}`))
-	if r2["resultType"] != "complete" || firstTextOf(map[string]any{"result": r2}) != "hello Ada" {
+	if r2["resultType"] != "complete" || sdkrefFirstText(map[string]any{"result": r2}) != "hello Ada" {
 		t.Fatalf("round 2: %v", r2)
 	}
 	r3 := resultOf(t, c.call("3", "tools/call", `{}`, ask))
-	if r3["isError"] != true || firstTextOf(map[string]any{"result": r3}) == "" {
+	if r3["isError"] != true || sdkrefFirstText(map[string]any{"result": r3}) == "" {
 		t.Fatalf("without the capability: %v", r3)
 	}
 }
 
-// firstTextOf returns the text of the first content block of a response's
+// sdkrefFirstText returns the text of the first content block of a response's
 // result.
-func firstTextOf(m map[string]any) string {
+func sdkrefFirstText(m map[string]any) string {
 	res, _ := m["result"].(map[string]any)
 	content, _ := res["content"].([]any)
 	if len(content) == 0 {
@@ -377,16 +377,16 @@ func TestAssemblyScriptSDK(t *testing.T) {
 	if !strings.Contains(string(out), " passed, 0 failed") {
 		t.Fatalf("unexpected output:\n%s", out)
 	}
-	checkASNumbers(t, string(out))
-	t.Run("server", func(t *testing.T) { checkASServer(t, filepath.Join(dir, "server.test.wasm")) })
+	sdkrefCheckASNumbers(t, string(out))
+	t.Run("server", func(t *testing.T) { sdkrefCheckASServer(t, filepath.Join(dir, "server.test.wasm")) })
 }
 
-// checkASNumbers compares the "num BITS TEXT" lines of the AssemblyScript
+// sdkrefCheckASNumbers compares the "num BITS TEXT" lines of the AssemblyScript
 // tests, the SDK's JSON text for doubles, with encoding/json's. Where the
 // SDK computes the digits exactly (1e-6 <= |n| < 1e17, the range of
 // fixed notation but the largest numbers) the text must be the same;
 // beyond it, it must be a JSON number that reads back as the same double.
-func checkASNumbers(t *testing.T, out string) {
+func sdkrefCheckASNumbers(t *testing.T, out string) {
 	checked, same := 0, 0
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
@@ -421,9 +421,9 @@ func checkASNumbers(t *testing.T, out string) {
 	t.Logf("%d numbers checked, %d against encoding/json's text", checked, same)
 }
 
-// asServe runs the AssemblyScript test module under Node's WASI with stdin
+// sdkrefASServe runs the AssemblyScript test module under Node's WASI with stdin
 // and returns the lines it wrote, decoded.
-func asServe(t *testing.T, wasm, stdin string) []map[string]any {
+func sdkrefASServe(t *testing.T, wasm, stdin string) []map[string]any {
 	t.Helper()
 	in := filepath.Join(t.TempDir(), "stdin")
 	if err := os.WriteFile(in, []byte(stdin), 0o600); err != nil {
@@ -449,27 +449,21 @@ func asServe(t *testing.T, wasm, stdin string) []map[string]any {
 	return msgs
 }
 
-func asReq(method, params string) string {
+func sdkrefASReq(method, params string) string {
 	return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + "}\n"
 }
 
-func asErrCode(m map[string]any) float64 {
-	e, _ := m["error"].(map[string]any)
-	c, _ := e["code"].(float64)
-	return c
-}
-
-// checkASServer drives the AssemblyScript SDK's test module: requests to
+// sdkrefCheckASServer drives the AssemblyScript SDK's test module: requests to
 // the client answered out of order, errors, state and notifications;
 // tool, resource, template, prompt and completion answers and errors.
-func checkASServer(t *testing.T, wasm string) {
+func sdkrefCheckASServer(t *testing.T, wasm string) {
 	answers := `{"jsonrpc":"2.0","id":"first","result":{"action":"accept","content":{"n":1}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"ignored/notification"}` + "\n" +
 		`not json` + "\n" +
 		`{"jsonrpc":"2.0","id":"second","error":{"code":-32000,"message":"no \"thanks\""}}` + "\n" +
 		`{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///r"}]}}` + "\n" +
 		`{"jsonrpc":"2.0","id":"s","error":{"code":-32021,"message":"no sampling","data":{"requiredCapabilities":{"sampling":{}}}}}` + "\n"
-	msgs := asServe(t, wasm, asReq("tools/call", `{"name":"two","arguments":{},"_meta":{"progressToken":5,"wasmcp/state":{"round":0}}}`)+answers)
+	msgs := sdkrefASServe(t, wasm, sdkrefASReq("tools/call", `{"name":"two","arguments":{},"_meta":{"progressToken":5,"wasmcp/state":{"round":0}}}`)+answers)
 	want := []string{
 		`{"jsonrpc":"2.0","method":"wasmcp/state","params":{"state":{"round":1}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`,
@@ -485,12 +479,12 @@ func checkASServer(t *testing.T, wasm string) {
 		t.Fatalf("%d messages: %v", len(msgs), msgs)
 	}
 	for i, w := range want {
-		if !reflect.DeepEqual(msgs[i], jsonOf(t, w)) {
+		if !reflect.DeepEqual(msgs[i], sdkrefJSON(t, w)) {
 			t.Errorf("message %d = %v, want %s", i, msgs[i], w)
 		}
 	}
 	res := msgs[len(want)]["result"].(map[string]any)
-	wantSC := jsonOf(t, `{"a":{"action":"accept","content":{"n":1}},"b":{"code":-32000,"message":"no \"thanks\""},
+	wantSC := sdkrefJSON(t, `{"a":{"action":"accept","content":{"n":1}},"b":{"code":-32000,"message":"no \"thanks\""},
 		"roots":{"roots":[{"uri":"file:///r"}]},"sample":{"code":-32021,"message":"no sampling","data":{"requiredCapabilities":{"sampling":{}}}},
 		"state":{"round":0},"action":"accept","content":{"n":1}}`)
 	if !reflect.DeepEqual(res["structuredContent"], wantSC) {
@@ -502,14 +496,14 @@ func checkASServer(t *testing.T, wasm string) {
 
 	// A missing capability passed on as the call's JSON-RPC error; stdin
 	// ending before an answer.
-	msgs = asServe(t, wasm, asReq("tools/call", `{"name":"two"}`)+
+	msgs = sdkrefASServe(t, wasm, sdkrefASReq("tools/call", `{"name":"two"}`)+
 		`{"jsonrpc":"2.0","id":"second","result":{"action":"cancel"}}`+"\n"+
 		`{"jsonrpc":"2.0","id":"first","result":{"action":"decline"}}`+"\n"+
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"no roots","data":{"requiredCapabilities":{"roots":{}}}}}`+"\n")
-	if last := msgs[len(msgs)-1]; !reflect.DeepEqual(last["error"], jsonOf(t, `{"code":-32021,"message":"no roots","data":{"requiredCapabilities":{"roots":{}}}}`)) {
+	if last := msgs[len(msgs)-1]; !reflect.DeepEqual(last["error"], sdkrefJSON(t, `{"code":-32021,"message":"no roots","data":{"requiredCapabilities":{"roots":{}}}}`)) {
 		t.Fatalf("passed-on error %v", last)
 	}
-	msgs = asServe(t, wasm, asReq("tools/call", `{"name":"two"}`))
+	msgs = sdkrefASServe(t, wasm, sdkrefASReq("tools/call", `{"name":"two"}`))
 	if last := msgs[len(msgs)-1]; !strings.Contains(fmt.Sprint(last["result"]), "stdin closed") {
 		t.Fatalf("after EOF: %v", last)
 	}
@@ -532,14 +526,14 @@ func checkASServer(t *testing.T, wasm string) {
 		{"wasmcp/describe", `{"abiVersions":[2]}`, `{"error":{"code":-32602,"message":"module servertest speaks wasmcp ABI v1; the host speaks [2]","data":{"abiVersion":1}}}`},
 		{"ping", `{}`, `{"error":{"code":-32601,"message":"method not found: ping"}}`},
 	} {
-		msgs := asServe(t, wasm, asReq(tc.method, tc.params))
-		w := jsonOf(t, tc.want).(map[string]any)
+		msgs := sdkrefASServe(t, wasm, sdkrefASReq(tc.method, tc.params))
+		w := sdkrefJSON(t, tc.want).(map[string]any)
 		w["jsonrpc"], w["id"] = "2.0", float64(7)
 		if len(msgs) != 1 || !reflect.DeepEqual(msgs[0], w) {
 			t.Errorf("%s %s:\n got  %v\n want %v", tc.method, tc.params, msgs, w)
 		}
 	}
-	msgs = asServe(t, wasm, asReq("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"many","value":""}}`))
+	msgs = sdkrefASServe(t, wasm, sdkrefASReq("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"many","value":""}}`))
 	comp := msgs[0]["result"].(map[string]any)["completion"].(map[string]any)
 	if len(comp["values"].([]any)) != 100 || comp["total"] != float64(150) || comp["hasMore"] != true {
 		t.Fatalf("150 values: %v", comp)
