@@ -508,6 +508,26 @@ func sdkrefCheckASServer(t *testing.T, wasm string) {
 		t.Fatalf("after EOF: %v", last)
 	}
 
+	// Outbound HTTP through the host: the request, a binary and a text
+	// answer, a refusal.
+	fetch := sdkrefASReq("tools/call", `{"name":"fetch","arguments":{"url":"https://a.test/"}}`)
+	msgs = sdkrefASServe(t, wasm, fetch+`{"jsonrpc":"2.0","id":1,"result":{"status":201,"url":"https://a.test/x","headers":{"Content-Type":["x/y"]},"bodyBase64":"AP9iaW4="}}`+"\n")
+	if len(msgs) != 2 || !reflect.DeepEqual(msgs[0], sdkrefJSON(t, `{"jsonrpc":"2.0","id":1,"method":"wasmcp/http","params":{"method":"POST",
+		"url":"https://a.test/","headers":{"X-A":["1"]},"bodyBase64":"AP9iaW4=","timeoutMs":1500}}`)) {
+		t.Fatalf("http request: %v", msgs)
+	}
+	if got := sdkrefFirstText(msgs[1]); got != "201 x/y 5 255 https://a.test/x" {
+		t.Fatalf("http answer: %v", msgs[1])
+	}
+	msgs = sdkrefASServe(t, wasm, fetch+`{"jsonrpc":"2.0","id":1,"result":{"status":200,"url":"https://a.test/","headers":{},"body":"h\u00e9llo"}}`+"\n")
+	if content := msgs[1]["result"].(map[string]any)["content"].([]any); content[1].(map[string]any)["text"] != "héllo" {
+		t.Fatalf("http text answer: %v", msgs[1])
+	}
+	msgs = sdkrefASServe(t, wasm, fetch+`{"jsonrpc":"2.0","id":1,"error":{"code":-32040,"message":"not allowed","data":{"reason":"policy_refused"}}}`+"\n")
+	if got := sdkrefFirstText(msgs[1]); got != "policy_refused: not allowed" || msgs[1]["result"].(map[string]any)["isError"] != true {
+		t.Fatalf("http refusal: %v", msgs[1])
+	}
+
 	for _, tc := range []struct{ method, params, want string }{
 		{"tools/call", `{"name":"fail"}`, `{"result":{"content":[{"type":"text","text":"it failed"}],"isError":true}}`},
 		{"tools/call", `{"name":"fail","arguments":{"rpc":true}}`, `{"error":{"code":-32602,"message":"bad \"thing\"","data":{"n":1}}}`},

@@ -10,7 +10,9 @@
 
 import { Kind, Value, parse, parseResult, stringify, quote } from "./json";
 import { readLine, writeLine, writeStderr } from "./io";
+import { decodeBase64, encodeBase64 } from "./base64";
 
+export { decodeBase64, encodeBase64 } from "./base64";
 export { Kind, Value, parse, parseResult, stringify, quote, ParseResult, formatNumber, MAX_DEPTH } from "./json";
 
 /** The wasmcp guest ABI version this SDK speaks. */
@@ -607,6 +609,41 @@ function keyID(key: string): Value {
   return isDigits(key) ? Value.num(<f64>I64.parseInt(key)) : Value.str(key);
 }
 
+/** The host's answer to Context.http (ABI section 8). */
+export class HTTPResponse {
+  /** Whether the host made the request (any status); when false, reason and message say why. */
+  ok: bool = false;
+  /** The final HTTP status, after redirects. */
+  status: i32 = 0;
+  /** Where the response came from, after redirects. */
+  url: string = "";
+  /** The response headers: {"Name": ["value", …]}. */
+  headers: Value = Value.object();
+  /** The body, decoded (binary safe). */
+  body: Uint8Array = new Uint8Array(0);
+  /** On failure: "policy_refused", "invalid_request", "dns", "connect", "timeout", "too_large", "tls", "protocol", or "sdk". */
+  reason: string = "";
+  /** On failure: what happened. */
+  message: string = "";
+
+  /** The body as UTF-8 text. */
+  text(): string {
+    return String.UTF8.decode(this.body.buffer.slice(this.body.byteOffset, this.body.byteOffset + this.body.byteLength));
+  }
+
+  /** The first value of a response header (names compared case-insensitively), or "". */
+  header(name: string): string {
+    const want = name.toLowerCase();
+    for (let i = 0; i < this.headers.keys.length; i++) {
+      if (this.headers.keys[i].toLowerCase() == want) {
+        const v = this.headers.values[i];
+        if (v.isArray() && v.length > 0 && v.items[0].isString()) return v.items[0].string;
+      }
+    }
+    return "";
+  }
+}
+
 /** The client's answer to a request (Context.wait, elicit, sample, listRoots). */
 export class Answer {
   /** Whether the client answered with a result. */
@@ -814,6 +851,47 @@ export class Context {
   sampleText(key: string, prompt: string, maxTokens: i32): Answer {
     const msg = Value.object().setString("role", "user").set("content", Value.object().setString("type", "text").setString("text", prompt));
     return this.sample(key, Value.object().set("messages", Value.array().push(msg)).setNumber("maxTokens", maxTokens));
+  }
+
+  /**
+   * Makes one outbound HTTP request through the host (the ABI's section 8,
+   * ABI 1.1), which checks it against the module's policy ([http] in
+   * NAME.policy.toml; without it every request is refused) and follows
+   * redirects. headers is null or {"Name": ["value"]}; body may be empty;
+   * timeoutMs <= 0 means the policy's. The requests share the SDK's
+   * numbering with requests to the client left without a key.
+   */
+  http(method: string, url: string, headers: Value | null = null, body: Uint8Array | null = null, timeoutMs: i32 = 0): HTTPResponse {
+    const p = Value.object().setString("method", method.length > 0 ? method : "GET").setString("url", url);
+    if (headers != null) p.set("headers", headers);
+    if (body != null && body.length > 0) p.setString("bodyBase64", encodeBase64(body));
+    if (timeoutMs > 0) p.setNumber("timeoutMs", timeoutMs);
+    const a = this.request("", "wasmcp/http", p);
+    const r = new HTTPResponse();
+    if (!a.ok) {
+      const d = a.data;
+      r.reason = d != null && d.isObject() && d.has("reason") ? d.getString("reason") : a.code == CODE_METHOD_NOT_FOUND ? "unknown" : "sdk";
+      r.message = a.message;
+      return r;
+    }
+    r.status = <i32>a.result.getNumber("status");
+    r.url = a.result.getString("url");
+    const h = a.result.get("headers");
+    if (h != null && h.isObject()) r.headers = h;
+    const b64 = a.result.get("bodyBase64");
+    if (b64 != null && b64.isString()) {
+      const decoded = decodeBase64(b64.string);
+      if (decoded == null) {
+        r.reason = "sdk";
+        r.message = "the host's bodyBase64 is not base64";
+        return r;
+      }
+      r.body = decoded;
+    } else {
+      r.body = Uint8Array.wrap(String.UTF8.encode(a.result.getString("body")));
+    }
+    r.ok = true;
+    return r;
   }
 
   /** Asks the client for its roots (roots/list); on success the result is {"roots":[{uri,name?}]}. */

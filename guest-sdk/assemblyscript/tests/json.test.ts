@@ -3,6 +3,7 @@
 // prints each failure and a "N passed, N failed" line, exits 1 on failure.
 import { Kind, MAX_DEPTH, Value, formatNumber, parse, parseResult, quote, stringify } from "../assembly/json";
 import { matchTemplate } from "../assembly/index";
+import { decodeBase64, encodeBase64 } from "../assembly/base64";
 
 let passed = 0;
 let failed = 0;
@@ -211,6 +212,26 @@ function printNumbers(): void {
 }
 
 printNumbers();
+function testBase64(): void {
+  const cases: Array<string> = ["", "f", "fo", "foo", "foob", "fooba", "foobar"];
+  const want: Array<string> = ["", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"];
+  for (let i = 0; i < cases.length; i++) {
+    const bytes = Uint8Array.wrap(String.UTF8.encode(cases[i]));
+    eq("base64 " + cases[i], encodeBase64(bytes), want[i]);
+    const back = decodeBase64(want[i]);
+    check("unbase64 " + want[i], back != null && String.UTF8.decode(back.buffer) == cases[i]);
+  }
+  const bin = new Uint8Array(256);
+  for (let i = 0; i < 256; i++) bin[i] = <u8>i;
+  const round = decodeBase64(encodeBase64(bin));
+  let same = round != null && round.length == 256;
+  for (let i = 0; same && i < 256; i++) same = (round as Uint8Array)[i] == i;
+  check("base64 round trip of every byte", same);
+  check("unpadded", decodeBase64("Zm8") != null && (decodeBase64("Zm8") as Uint8Array).length == 2);
+  check("bad character", decodeBase64("Zm9v!") == null && decodeBase64("Zm 9v") == null);
+}
+
+testBase64();
 testLiterals();
 testStrings();
 testNumbers();

@@ -50,6 +50,22 @@ function two(ctx: Context, args: Value): ToolResult {
   return ToolResult.json(out).addText("second block");
 }
 
+// fetch POSTs a binary body through the host and answers what came back.
+function fetch(ctx: Context, args: Value): ToolResult {
+  const body = new Uint8Array(5);
+  body[0] = 0;
+  body[1] = 0xff;
+  body[2] = 0x62;
+  body[3] = 0x69;
+  body[4] = 0x6e;
+  const headers = Value.object().set("X-A", Value.strings(["1"]));
+  const r = ctx.http("POST", args.getString("url"), headers, body, 1500);
+  if (!r.ok) return ToolResult.error(r.reason + ": " + r.message);
+  return ToolResult.text(
+    r.status.toString() + " " + r.header("content-type") + " " + r.body.length.toString() + " " + r.body[1].toString() + " " + r.url,
+  ).addText(r.text());
+}
+
 function fail(ctx: Context, args: Value): ToolResult {
   if (args.getBool("rpc")) return ToolResult.rpc(-32602, 'bad "thing"', Value.object().setNumber("n", 1));
   return ToolResult.error("it failed");
@@ -84,6 +100,7 @@ server.instructions = "Use with care.";
 const t = server.tool("two", "Asks twice.", '{"type":"object"}', two);
 t.title = "Two questions";
 t.annotations = Value.object().setBool("readOnlyHint", true);
+server.tool("fetch", "", '{"type":"object"}', fetch);
 server.tool("fail", "", '{"type":"object","properties":{"rpc":{"type":"boolean"}}}', fail);
 server.resource("t://fixed", "fixed", "text/plain", fixed);
 server.resourceTemplate("t://{a}.{b}", "dotted", "", dotted, "Dotted names.");
