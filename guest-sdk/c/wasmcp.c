@@ -1240,9 +1240,15 @@ int wasmcp_elicit(wasmcp_call *c, const char *key, const char *message, const ch
 	wasmcp_buf_cstr(&p, ",\"requestedSchema\":");
 	wasmcp_buf_raw(&p, sch.ptr, sch.len);
 	wasmcp_buf_raw(&p, "}", 2); /* with the NUL */
-	int rc = p.oom ? (memset(out, 0, sizeof *out), out->code = -32603,
-	                  out->message = dup_cstr("out of memory"), -1)
-	               : ask(c, key, "elicitation/create", p.data, out);
+	int rc;
+	if (p.oom) {
+		memset(out, 0, sizeof *out);
+		out->code = -32603;
+		out->message = dup_cstr("out of memory");
+		rc = -1;
+	} else {
+		rc = ask(c, key, "elicitation/create", p.data, out);
+	}
 	wasmcp_buf_free(&p);
 	return rc;
 }
