@@ -32,6 +32,7 @@ pub struct Tool {
     description: Option<String>,
     input_schema: Option<Value>,
     output_schema: Option<Value>,
+    output_of: Option<SchemaFn>,
     properties: Vec<(String, Value)>,
     annotations: Option<Value>,
     task_support: Option<String>,
@@ -63,6 +64,13 @@ impl Tool {
     /// A typed tool returning [`crate::Structured`] derives one otherwise.
     pub fn output_schema(mut self, schema: Value) -> Tool {
         self.output_schema = Some(schema);
+        self
+    }
+    /// Declares the output schema derived from `T` (see
+    /// [`schema::derive`]), for a handler that builds its [`ToolResult`]
+    /// itself. The schema is derived when the module is described.
+    pub fn output_schema_of<T: DeserializeOwned>(mut self) -> Tool {
+        self.output_of = Some(|| schema::derive::<T>(true));
         self
     }
     /// Adds keywords to one property of the input schema, derived or
@@ -527,7 +535,7 @@ impl Server {
             m.insert("description".into(), json!(v));
         }
         m.insert("inputSchema".into(), input);
-        let output = match (&def.output_schema, t.output) {
+        let output = match (&def.output_schema, def.output_of.or(t.output)) {
             (Some(s), _) => Some(s.clone()),
             (None, Some(f)) => Some(f().map_err(|e| ctx("outputSchema", e))?),
             (None, None) => None,

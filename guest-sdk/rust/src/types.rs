@@ -191,6 +191,18 @@ impl ToolResult {
         }
         Ok(ToolResult { content: vec![Content::text(v.to_string())], structured_content: Some(v), ..Default::default() })
     }
+    /// This result with value as its structured content, the content
+    /// blocks unchanged: `ToolResult::text("6").with_structured(&Sum { sum
+    /// })`. Declare the output schema with
+    /// [`Tool::output_schema_of`](crate::Tool::output_schema_of).
+    pub fn with_structured<T: Serialize>(mut self, value: &T) -> Result<ToolResult, Error> {
+        let v = serde_json::to_value(value)?;
+        if !v.is_object() {
+            return Err(Error::msg("structured content must be a JSON object"));
+        }
+        self.structured_content = Some(v);
+        Ok(self)
+    }
 }
 
 /// What a typed tool handler may return: a [`ToolResult`] as is, a
