@@ -115,3 +115,9 @@ pub use types::{
 pub struct NoInput {}
 
 pub use serde_json::{json, Value};
+
+/// The README's Rust code, compiled by `cargo test` as a doc test so that
+/// the complete tool it shows keeps building.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

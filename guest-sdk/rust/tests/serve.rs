@@ -327,3 +327,35 @@ fn duplicate_tool_panics() {
 fn bad_tool_name_panics() {
     Server::new("t", "1").raw_tool(Tool::new("a b"), |_cx, _| Ok(ToolResult::default()));
 }
+
+/// The README's complete tool describes itself as the README says.
+#[test]
+fn readme_description() {
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct CountIn {
+        text: String,
+        #[serde(default)]
+        ignore_case: bool,
+    }
+    #[derive(Serialize, Deserialize)]
+    struct CountOut {
+        words: usize,
+        distinct: usize,
+    }
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("```json\n").expect("a json block") + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let want: Value = serde_json::from_str(&readme[start..end]).unwrap();
+    let src_start = readme.find("```rust,no_run\n").unwrap();
+    assert!(readme[src_start..].contains("struct CountIn {\n    text: String,\n    #[serde(default)]\n    ignore_case: bool,\n}"));
+    assert!(readme[src_start..].contains("struct CountOut {\n    words: usize,\n    distinct: usize,\n}"));
+    let mut s = Server::new("wordcount", "1.0.0");
+    s.tool(
+        Tool::new("count_words")
+            .description("Counts the words of a text, and the distinct ones.")
+            .property("text", json!({"description": "The text to count", "maxLength": 100000})),
+        |_cx: &Context, _input: CountIn| -> Result<Structured<CountOut>, Error> { Ok(Structured(CountOut { words: 0, distinct: 0 })) },
+    );
+    assert_eq!(s.description().unwrap()["tools"][0], want);
+}
