@@ -98,6 +98,15 @@ fn server() -> Server {
         cx.set_state(&json!({"n": 1}))?;
         Ok(format!("{} {}", prev.map_or("none".to_string(), |v| v.to_string()), cx.client_capabilities().elicitation))
     });
+    s.tool(Tool::new("fetch"), |cx: &Context, _: NoInput| -> Result<String, Error> {
+        let mut headers = HashMap::new();
+        headers.insert("Accept".to_string(), vec!["text/plain".to_string()]);
+        let req = HttpRequest { url: "https://example.org/x".into(), headers, timeout_ms: Some(500), ..Default::default() };
+        match cx.http(&req) {
+            Ok(r) => Ok(format!("{} {}", r.status, String::from_utf8_lossy(&r.bytes()))),
+            Err(e) => Ok(format!("failed: {:?}", http_failure_reason(&e))),
+        }
+    });
     s.tool(Tool::new("progress"), |cx: &Context, _: NoInput| -> Result<String, Error> {
         cx.progress(1.0, Some(2.0), Some("half"));
         cx.progress(2.0, None, None);
@@ -260,6 +269,25 @@ fn requests_to_the_client() {
     // Stdin closed while waiting (the host's input_required).
     let o = serve(&s, &[call("sample", json!({}))]);
     assert_eq!(last(&o)["result"]["isError"], json!(true));
+}
+
+#[test]
+fn outbound_http() {
+    let s = server();
+    let o = serve(
+        &s,
+        &[call("fetch", json!({})), json!({"jsonrpc": "2.0", "id": 1, "result": {"status": 200, "url": "https://example.org/x", "headers": {}, "bodyBase64": "aGk="}})],
+    );
+    assert_eq!(
+        o[0],
+        json!({"jsonrpc": "2.0", "id": 1, "method": "wasmcp/http", "params": {"url": "https://example.org/x", "headers": {"Accept": ["text/plain"]}, "timeoutMs": 500}})
+    );
+    assert_eq!(last(&o)["result"]["content"][0]["text"], json!("200 hi"));
+    let o = serve(
+        &s,
+        &[call("fetch", json!({})), json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32040, "message": "refused", "data": {"reason": "policy_refused"}}})],
+    );
+    assert_eq!(last(&o)["result"]["content"][0]["text"], json!("failed: Some(\"policy_refused\")"));
 }
 
 #[test]
