@@ -9,6 +9,13 @@ const Version = 1
 // speaks, newest first.
 func SupportedVersions() []int { return []int{Version} }
 
+// MCPServerVersions returns the MCP revisions the host speaks to a module
+// that is an MCP server (README.md, section 10), the one it offers in
+// initialize first: the server may answer any of them.
+func MCPServerVersions() []string {
+	return []string{"2025-06-18", "2025-11-25", "2025-03-26", "2024-11-05"}
+}
+
 // MethodDescribe is the request a host sends at load time to learn what a
 // module offers.
 const MethodDescribe = "wasmcp/describe"

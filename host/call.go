@@ -119,7 +119,16 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	defer stop()
 	c.ctx = tctx
 
-	c.stdin = newInbox(tctx, requestLine(c.idText, method, params))
+	var first []byte
+	if m.mcp != nil || method == methodDiscover {
+		// An MCP server: the host's handshake comes first (mcpserver.go),
+		// and stdinListener finds the call in the guest's context.
+		first = c.startMCP(method, params)
+		c.ctx = context.WithValue(tctx, callKey{}, c)
+	} else {
+		first = requestLine(c.idText, method, params)
+	}
+	c.stdin = newInbox(tctx, first)
 	c.stdin.onStall = c.stall
 	c.stdout.c, c.stderr.c = c, c
 	c.stderr.discard = m.policy.DiscardStderr
@@ -208,6 +217,7 @@ type call struct {
 	idText []byte
 	peer   contract.Peer
 	limits Limits
+	mcp    *mcpCall // set when the module is an MCP server (mcpserver.go)
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -391,6 +401,11 @@ func (c *call) handleLine(line []byte) error {
 		}
 		return nil
 	case hasID:
+		if c.mcp != nil && !bytes.Equal(msg.ID, c.idText) {
+			if ok, err := c.mcpResponse(msg.ID, msg.Result, msg.Error); ok {
+				return err
+			}
+		}
 		if !bytes.Equal(msg.ID, c.idText) {
 			return c.protocolError("answered with id %s; the request's id was %d", shorten(string(msg.ID)), c.id)
 		}
@@ -401,31 +416,37 @@ func (c *call) handleLine(line []byte) error {
 		if msg.Error == nil {
 			r.Result = msg.Result
 		}
-		late := c.expired()
-		c.mu.Lock()
-		if c.violation == nil && !late {
-			c.reply = r
-		}
-		c.mu.Unlock()
-		if late {
-			// Past the deadline (or canceled): the answer does not
-			// count; outcome reports why the call ended.
-			c.log.Debug("guest answered after its call ended; ignored", "module", c.m.name, "call", c.id)
-			if c.ctx.Err() == nil {
-				// The deadline has passed but its timer has not
-				// fired yet: end the call with the same cause.
-				c.cancel(&limitError{fmt.Sprintf("deadline of %s exceeded (limit timeout)", c.limits.Timeout)})
-			}
-			return nil
-		}
-		// The instance is no longer needed: end it (a guest that keeps
-		// running after answering would only burn its deadline).
-		c.stdin.close()
-		c.cancel(errAnswered)
+		c.answer(r)
 		return nil
 	default:
 		return c.protocolError("wrote a message that is neither request, notification nor response: %q", shorten(string(line)))
 	}
+}
+
+// answer records the guest's answer and ends the instance; an answer after
+// the call's end does not count.
+func (c *call) answer(r *contract.Reply) {
+	late := c.expired()
+	c.mu.Lock()
+	if c.violation == nil && !late {
+		c.reply = r
+	}
+	c.mu.Unlock()
+	if late {
+		// Past the deadline (or canceled): the answer does not
+		// count; outcome reports why the call ended.
+		c.log.Debug("guest answered after its call ended; ignored", "module", c.m.name, "call", c.id)
+		if c.ctx.Err() == nil {
+			// The deadline has passed but its timer has not
+			// fired yet: end the call with the same cause.
+			c.cancel(&limitError{fmt.Sprintf("deadline of %s exceeded (limit timeout)", c.limits.Timeout)})
+		}
+		return
+	}
+	// The instance is no longer needed: end it (a guest that keeps
+	// running after answering would only burn its deadline).
+	c.stdin.close()
+	c.cancel(errAnswered)
 }
 
 // guestRequest forwards a guest's request to the client asynchronously; the
@@ -439,6 +460,14 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 	case abi.MethodSample, abi.MethodElicit, abi.MethodListRoots:
 	case abi.MethodHTTP:
 		return c.httpRequest(id, params)
+	case "ping":
+		if c.mcp != nil {
+			// An MCP server may ping its client; the host answers.
+			c.stdin.push(resultLine(id, []byte(`{}`)))
+			return nil
+		}
+		c.stdin.push(errorLine(id, abi.CodeMethodNotFound, "method not available to guests: "+method, nil))
+		return nil
 	default:
 		c.stdin.push(errorLine(id, abi.CodeMethodNotFound, "method not available to guests: "+method, nil))
 		return nil

@@ -48,6 +48,15 @@ func (c *descCache) module(hash string) ([]byte, bool) {
 	return b, err == nil
 }
 
+// has reports whether the cache holds a description under key.
+func (c *descCache) has(key string) bool {
+	if c == nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(c.dir, key+".json"))
+	return err == nil
+}
+
 func (c *descCache) get(hash string) ([]byte, bool) {
 	if c == nil {
 		return nil, false

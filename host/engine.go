@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/internal/egress"
@@ -223,7 +224,9 @@ func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone bool) (w
 		WithCloseOnContextDone(closeOnDone).
 		WithCustomSections(true)
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+	// fd_fdstat_get is watched for the calls of MCP-server modules
+	// (mcpserver.go, stdinListener); the other functions run as they are.
+	if _, err := wasi_snapshot_preview1.Instantiate(experimental.WithFunctionListenerFactory(ctx, stdinListeners), r); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("host: instantiate WASI: %w", err)
 	}

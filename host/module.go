@@ -43,6 +43,7 @@ type Module struct {
 	gate    *gate
 	seq     atomic.Int64
 	egress  *egress.Client // outbound HTTP (http.go); nil without a grant
+	mcp     *mcpInfo       // set when the module is an MCP server (mcpserver.go)
 
 	slot codeSlot // the compiled code, when there is some (code.go)
 }
@@ -100,21 +101,44 @@ func (e *Engine) Open(ctx context.Context, name string, wasm []byte, hash string
 		hash = hexSum(wasm)
 	}
 	e.descs.keepModule(hash, wasm)
-	if raw, ok := e.descs.get(hash); ok {
+	if e.descs.has(hash) || e.descs.has(hash+mcpCacheSuffix) {
 		m, err := e.newModule(name, hash, p, src)
 		if err != nil {
 			return nil, err
 		}
-		if d, err := m.parseDescription(raw, "cache"); err == nil {
-			if err := m.setDescription(d, len(raw)); err != nil {
+		if d, size, ok := m.cachedDescription(); ok {
+			if err := m.setDescription(d, size); err != nil {
 				return nil, err
 			}
 			e.log.Info("module described", "module", name, "sha256", hash[:12], "tools", len(d.Tools),
-				"resources", len(d.Resources)+len(d.ResourceTemplates), "prompts", len(d.Prompts), "compiled", false)
+				"resources", len(d.Resources)+len(d.ResourceTemplates), "prompts", len(d.Prompts), "compiled", false,
+				"mode", m.Mode())
 			return m, nil
 		}
 	}
 	return e.load(ctx, name, wasm, hash, p, src)
+}
+
+// cachedDescription looks the module's description up in the description
+// cache, as its policy's mode allows: a wasmcp guest's, then an MCP
+// server's (which sets m.mcp).
+func (m *Module) cachedDescription() (*abi.Description, int, bool) {
+	if m.policy.Mode != ModeMCPServer {
+		if raw, ok := m.engine.descs.get(m.hash); ok {
+			if d, err := m.parseDescription(raw, "cache"); err == nil {
+				return d, len(raw), true
+			}
+		}
+	}
+	if m.policy.Mode != ModeABI {
+		if raw, ok := m.engine.descs.get(m.hash + mcpCacheSuffix); ok {
+			if d, info, err := m.parseMCPDescribed(raw, "cache"); err == nil {
+				m.mcp = info
+				return d, len(raw), true
+			}
+		}
+	}
+	return nil, 0, false
 }
 
 // ModuleHash is a module's hash, as Module.Hash reports it: the hex
@@ -191,7 +215,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	e.code.added(m, c)
 	e.log.Info("module loaded", "module", name, "sha256", m.hash[:12], "tools", len(desc.Tools),
 		"resources", len(desc.Resources)+len(desc.ResourceTemplates), "prompts", len(desc.Prompts), "reactor", c.reactor,
-		"took", time.Since(start).Round(time.Millisecond))
+		"mode", m.Mode(), "took", time.Since(start).Round(time.Millisecond))
 	return m, nil
 }
 
@@ -290,13 +314,27 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 }
 
 // describe finds the module's description: custom section, then the
-// on-disk cache, then a describe call.
+// on-disk cache, then a describe call; for an MCP server (policy mode
+// mcp-server, or in mode auto a module that answers the describe call
+// with a JSON-RPC error), a discovery run (mcpserver.go).
 //
 // A description found in the custom section is put in the cache too, so
 // that Open lists the module without compiling it next time. The describe
-// call runs with the engine's describe budget (Config.DescribeTimeout) as
-// its deadline when that is shorter than the module's timeout.
+// call and the discovery run each have the engine's describe budget
+// (Config.DescribeTimeout) as their deadline when that is shorter than the
+// module's timeout.
 func (m *Module) describe(ctx context.Context, c *compiled) (*abi.Description, int, error) {
+	if m.policy.Mode == ModeMCPServer {
+		if d, size, ok := m.cachedDescription(); ok {
+			return d, size, nil
+		}
+		d, info, size, err := m.discover(ctx, c)
+		if err != nil {
+			return nil, 0, err
+		}
+		m.mcp = info
+		return d, size, nil
+	}
 	var section []byte
 	n := 0
 	for _, s := range c.code.CustomSections() {
@@ -318,10 +356,8 @@ func (m *Module) describe(ctx context.Context, c *compiled) (*abi.Description, i
 		}
 		return d, len(section), err
 	}
-	if raw, ok := m.engine.descs.get(m.hash); ok {
-		if d, err := m.parseDescription(raw, "cache"); err == nil {
-			return d, len(raw), nil
-		}
+	if d, size, ok := m.cachedDescription(); ok {
+		return d, size, nil
 	}
 	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions(), Features: []string{abi.FeatureHTTP}})
 	reply, err := m.callWith(ctx, c, abi.MethodDescribe, params, nil, m.engine.cfg.DescribeTimeout, nil)
@@ -329,6 +365,17 @@ func (m *Module) describe(ctx context.Context, c *compiled) (*abi.Description, i
 		return nil, 0, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + err.Error(), Err: err}
 	}
 	if reply.Error != nil {
+		if m.policy.Mode == ModeAuto {
+			// It speaks JSON-RPC but not the wasmcp ABI: it may be an
+			// MCP server.
+			d, info, size, err := m.discover(ctx, c)
+			if err == nil {
+				m.mcp = info
+				return d, size, nil
+			}
+			return nil, 0, &GuestError{Module: m.name, Kind: KindLoad,
+				Msg: fmt.Sprintf("describe failed: %s; run as an MCP server: %v", reply.Error.Message, err), Err: err}
+		}
 		return nil, 0, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + reply.Error.Message}
 	}
 	d, err := m.parseDescription(reply.Result, "describe")

@@ -30,6 +30,9 @@ type Policy struct {
 	Env []EnvVar
 	// DiscardStderr drops the guest's stderr instead of logging it.
 	DiscardStderr bool
+	// Mode says whether the module is a wasmcp guest or an MCP server;
+	// ModeAuto (the zero value) lets the module tell.
+	Mode Mode
 	// HTTP grants outbound HTTP (abi.MethodHTTP); nil grants none.
 	HTTP *egress.Policy
 	// Access says who may list and use the module's tools, resources and

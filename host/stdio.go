@@ -6,6 +6,10 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
 // inbox is the guest's stdin: the request line first, then the responses to
@@ -27,6 +31,11 @@ type inbox struct {
 	waiting    bool
 	stalled    bool
 	onStall    func()
+
+	// nonblock: the guest was told its stdin is non-blocking (an MCP
+	// server's call, see stdinListener): an empty inbox reads as EAGAIN
+	// and the guest waits in Poll.
+	nonblock bool
 }
 
 func newInbox(ctx context.Context, first []byte) *inbox {
@@ -48,13 +57,15 @@ func (in *inbox) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if in.busy == 0 && in.held > 0 {
-			fire := !in.stalled
-			in.stalled = true
-			in.mu.Unlock()
-			if fire && in.onStall != nil {
-				in.onStall()
-			}
+			in.stall()
 			return 0, io.EOF
+		}
+		if in.nonblock {
+			in.mu.Unlock()
+			if in.ctx.Err() != nil {
+				return 0, io.EOF
+			}
+			return 0, syscall.EAGAIN
 		}
 		in.waiting = true
 		in.mu.Unlock()
@@ -62,6 +73,67 @@ func (in *inbox) Read(p []byte) (int, error) {
 		case <-in.ready:
 		case <-in.ctx.Done():
 			return 0, io.EOF
+		}
+	}
+}
+
+// stall ends a call whose guest waits for input only a retry can give;
+// called with in.mu held, it releases it.
+func (in *inbox) stall() {
+	fire := !in.stalled
+	in.stalled = true
+	in.mu.Unlock()
+	if fire && in.onStall != nil {
+		in.onStall()
+	}
+}
+
+// setNonblock switches the inbox to non-blocking reads.
+func (in *inbox) setNonblock() {
+	in.mu.Lock()
+	in.nonblock = true
+	in.mu.Unlock()
+}
+
+// Poll is stdin's poll_oneoff (wazero's sys.Pollable): it reports whether a
+// read would not block — data, end of file, or the call's end — waiting
+// up to timeoutMillis (forever when negative). A guest with non-blocking
+// stdin waits here with all of its goroutines parked.
+func (in *inbox) Poll(flag experimentalsys.Pflag, timeoutMillis int32) (bool, experimentalsys.Errno) {
+	if flag != experimentalsys.POLLIN {
+		return false, experimentalsys.ENOTSUP
+	}
+	var timeout <-chan time.Time
+	if timeoutMillis > 0 {
+		t := time.NewTimer(time.Duration(timeoutMillis) * time.Millisecond)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		in.mu.Lock()
+		in.waiting = false
+		if len(in.buf) > 0 || in.closed || in.ctx.Err() != nil {
+			in.mu.Unlock()
+			return true, 0
+		}
+		if in.busy == 0 && in.held > 0 {
+			in.stall()
+			return true, 0
+		}
+		if timeoutMillis == 0 {
+			in.mu.Unlock()
+			return false, 0
+		}
+		in.waiting = true
+		in.mu.Unlock()
+		select {
+		case <-in.ready:
+		case <-in.ctx.Done():
+		case <-timeout:
+			in.mu.Lock()
+			in.waiting = false
+			in.mu.Unlock()
+			return false, 0
 		}
 	}
 }

@@ -53,6 +53,7 @@ type policyFile struct {
 	MaxInstances *int                `toml:"max_instances"`
 	MaxQueue     *int                `toml:"max_queue"`
 	Stderr       *string             `toml:"stderr"`
+	Mode         *string             `toml:"mode"`
 	Mounts       []mountEntry        `toml:"mount"`
 	Env          map[string]envEntry `toml:"env"`
 	HTTP         *httpSection        `toml:"http"`
@@ -131,7 +132,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, [[mount]] host/guest/mode, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, mode, [[mount]] host/guest/mode, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -205,6 +206,16 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 			p.DiscardStderr = true
 		default:
 			return p, fmt.Errorf(`stderr = %q: want "log" or "discard"`, *f.Stderr)
+		}
+	}
+	if f.Mode != nil {
+		switch m := host.Mode(*f.Mode); m {
+		case "auto":
+			p.Mode = host.ModeAuto
+		case host.ModeABI, host.ModeMCPServer:
+			p.Mode = m
+		default:
+			return p, fmt.Errorf(`mode = %q: want "auto", "wasmcp" or "mcp-server"`, *f.Mode)
 		}
 	}
 	if f.Access != nil {

@@ -32,6 +32,7 @@ max_line = 65536
 max_instances = 4
 max_queue = 8
 stderr = "discard"
+mode = "mcp-server"
 
 [[mount]]
 host = "data"
@@ -52,7 +53,7 @@ TOKEN = { from = "HOST_TOKEN" }
 	}
 	want := host.Policy{
 		Limits:       host.Limits{MemoryBytes: 64 << 20, Timeout: 1500 * time.Millisecond, OutputBytes: 4 << 20, LineBytes: 65536},
-		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true,
+		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
 			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false},
@@ -117,6 +118,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"instances negative", `max_instances = -1`, "must not be negative"},
 		{"queue without instances", `max_queue = 3`, "max_queue needs max_instances"},
 		{"stderr", `stderr = "keep"`, `want "log" or "discard"`},
+		{"mode", `mode = "mcp"`, `want "auto", "wasmcp" or "mcp-server"`},
 		{"mount no host", "[[mount]]\nguest = \"/a\"", "host is required"},
 		{"mount relative guest", "[[mount]]\nhost = \".\"\nguest = \"a\"", "must be an absolute path"},
 		{"mount twice", "[[mount]]\nhost = \".\"\nguest = \"/a\"\n[[mount]]\nhost = \".\"\nguest = \"/a/\"", "mounted twice"},
