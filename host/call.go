@@ -121,12 +121,16 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 
 	var first []byte
 	if m.mcp != nil || method == methodDiscover {
-		// An MCP server: the host's handshake comes first (mcpserver.go),
-		// and stdinListener finds the call in the guest's context.
+		// An MCP server: the host's handshake comes first (mcpserver.go).
 		first = c.startMCP(method, params)
-		c.ctx = context.WithValue(tctx, callKey{}, c)
 	} else {
 		first = requestLine(c.idText, method, params)
+	}
+	if m.mcp != nil || method == methodDiscover || (method == abi.MethodDescribe && m.policy.Mode == ModeAuto) {
+		// stdin may turn non-blocking (stdinListener): an MCP server
+		// needs it, and the describe run of a module that may be one
+		// too, to answer wasmcp/describe at all.
+		c.ctx = context.WithValue(tctx, callKey{}, c)
 	}
 	c.stdin = newInbox(tctx, first)
 	c.stdin.onStall = c.stall
@@ -218,6 +222,9 @@ type call struct {
 	peer   contract.Peer
 	limits Limits
 	mcp    *mcpCall // set when the module is an MCP server (mcpserver.go)
+	// fdstat is where the guest's fd_fdstat_get of stdin writes, plus
+	// one, between stdinListener's Before and After; else 0.
+	fdstat uint32
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc

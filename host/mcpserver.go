@@ -125,9 +125,6 @@ type mcpCall struct {
 	info    mcpInfo
 	request []byte     // the call's request line, sent after the handshake
 	disc    *discovery // set for the discovery run
-	// fdstat is where the guest's fd_fdstat_get of stdin writes, plus
-	// one; 0 when the guest's last fd_fdstat_get was of another fd.
-	fdstat uint32
 }
 
 // startMCP prepares the first line of an MCP server's instance.
@@ -378,26 +375,27 @@ const fdNonblock = 1 << 2
 // stop them all, so a Go guest (which asks once, at start) reads stdin
 // through its poller instead: an empty stdin reads as EAGAIN and the
 // guest waits in poll_oneoff (inbox.Poll) with every goroutine parked.
-// Native guests never see it: the listener acts only within an MCP
-// server's call.
+// The listener acts only in the calls whose context carries the call
+// (callKey): an MCP server's, and the describe run of a module in mode
+// auto, which may be one; a native guest's calls never see it.
 type stdinListener struct{}
 
 func (stdinListener) Before(ctx context.Context, _ api.Module, _ api.FunctionDefinition, params []uint64, _ experimental.StackIterator) {
-	if c, ok := ctx.Value(callKey{}).(*call); ok && c.mcp != nil {
-		c.mcp.fdstat = 0
+	if c, ok := ctx.Value(callKey{}).(*call); ok {
+		c.fdstat = 0
 		if uint32(params[0]) == 0 {
-			c.mcp.fdstat = uint32(params[1]) + 1
+			c.fdstat = uint32(params[1]) + 1
 		}
 	}
 }
 
 func (stdinListener) After(ctx context.Context, mod api.Module, _ api.FunctionDefinition, results []uint64) {
 	c, ok := ctx.Value(callKey{}).(*call)
-	if !ok || c.mcp == nil || c.mcp.fdstat == 0 {
+	if !ok || c.fdstat == 0 {
 		return
 	}
-	at := c.mcp.fdstat - 1 + 2 // fdstat: fs_filetype u8, pad, fs_flags u16
-	c.mcp.fdstat = 0
+	at := c.fdstat - 1 + 2 // fdstat: fs_filetype u8, pad, fs_flags u16
+	c.fdstat = 0
 	if uint32(results[0]) != 0 {
 		return
 	}

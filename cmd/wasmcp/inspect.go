@@ -20,7 +20,8 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 Loads a module as 'wasmcp serve' would (with the policy file beside it) and
 prints its description — tools, resources, templates, prompts, skills
-(with digests and sizes) — and its effective policy as JSON.
+(with digests and sizes) — its mode (a wasmcp guest, or an MCP server and
+the revision the host speaks to it) and its effective policy as JSON.
 
 Flags:
 `); err != nil {
@@ -59,9 +60,14 @@ Flags:
 		"module":      m.Name(),
 		"sha256":      m.Hash(),
 		"shape":       map[bool]string{true: "reactor", false: "command"}[m.Reactor()],
+		"mode":        m.Mode(),
 		"policyFile":  policyFileIfExists(fs.Arg(0)),
 		"policy":      policyJSON(pol),
 		"description": &desc,
+	}
+	if v := m.MCPVersion(); v != "" {
+		// An MCP server: the revision the host speaks to it.
+		out["mcpProtocolVersion"] = v
 	}
 	if len(skillsOut) > 0 {
 		out["skills"] = skillsOut

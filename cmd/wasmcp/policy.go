@@ -22,6 +22,7 @@ func policyJSON(p host.Policy) map[string]any {
 		"max_queue":     p.QueueSetting(), // applies once max_instances caps
 
 		"stderr": stderr,
+		"mode":   map[bool]string{true: "auto", false: string(p.Mode)}[p.Mode == host.ModeAuto],
 		"mount":  mountsJSON(p.Mounts),
 		"env":    envJSON(p.Env),
 	}
