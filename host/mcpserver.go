@@ -333,7 +333,7 @@ func stripEnvelope(params []byte) []byte {
 		bytes.Contains(params, []byte(`"requestState"`))) {
 		return params
 	}
-	var top map[string]jsonrpc.Raw
+	var top map[string]json.RawMessage
 	if sonic.Unmarshal(params, &top) != nil {
 		return params
 	}
@@ -341,7 +341,7 @@ func stripEnvelope(params []byte) []byte {
 	delete(top, "inputResponses")
 	delete(top, "requestState")
 	if raw, ok := top["_meta"]; ok {
-		var meta map[string]jsonrpc.Raw
+		var meta map[string]json.RawMessage
 		if sonic.Unmarshal(raw, &meta) == nil {
 			for k := range meta {
 				if strings.HasPrefix(k, "io.modelcontextprotocol/") {
