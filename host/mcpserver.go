@@ -125,6 +125,8 @@ type mcpCall struct {
 	info    mcpInfo
 	request []byte     // the call's request line, sent after the handshake
 	disc    *discovery // set for the discovery run
+	inited  bool       // initialize was answered
+	leveled bool       // logging/setLevel was answered
 }
 
 // startMCP prepares the first line of an MCP server's instance.
@@ -143,6 +145,10 @@ func (c *call) mcpResponse(id []byte, result []byte, rpcErr *abi.Error) (bool, e
 	s := c.mcp
 	switch {
 	case string(id) == mcpInitID:
+		if s.inited {
+			return true, c.protocolError("answered initialize twice")
+		}
+		s.inited = true
 		if rpcErr != nil {
 			return true, c.protocolError("refused initialize: %s", shorten(rpcErr.Message))
 		}
@@ -160,7 +166,11 @@ func (c *call) mcpResponse(id []byte, result []byte, rpcErr *abi.Error) (bool, e
 		}
 		c.stdin.push(s.request)
 		return true, nil
-	case string(id) == mcpLevelID && s.disc == nil:
+	case string(id) == mcpLevelID && s.disc == nil && s.info.Logging:
+		if s.leveled {
+			return true, c.protocolError("answered logging/setLevel twice")
+		}
+		s.leveled = true
 		// A server that refuses the level still serves the call.
 		c.stdin.push(s.request)
 		return true, nil
