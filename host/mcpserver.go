@@ -175,6 +175,10 @@ func (c *call) mcpResponse(id []byte, result []byte, rpcErr *abi.Error) (bool, e
 		c.stdin.push(s.request)
 		return true, nil
 	case s.disc != nil && string(id) == mcpListID:
+		if !s.disc.asked {
+			return true, c.protocolError("answered %s twice", s.disc.method)
+		}
+		s.disc.asked = false
 		if rpcErr != nil && rpcErr.Code == abi.CodeMethodNotFound {
 			// A server may declare resources without templates.
 			return true, c.discoverNext([]byte(`{}`))
@@ -219,6 +223,7 @@ func (c *call) discoverNext(page []byte) error {
 	if cursor != "" {
 		params = []byte(`{"cursor":` + quote(cursor) + `}`)
 	}
+	d.asked = true
 	c.stdin.push(requestLine([]byte(mcpListID), d.method, params))
 	return nil
 }
@@ -229,6 +234,7 @@ type discovery struct {
 	desc    abi.Description
 	methods []string // list methods still to ask
 	method  string   // the list method asked
+	asked   bool     // a list request waits for its answer
 	pages   int
 }
 
