@@ -79,8 +79,8 @@ func TestMCPServerGuestInspect(t *testing.T) {
 	if err := json.Unmarshal([]byte(mcpServerInspect), &out); err != nil {
 		t.Fatalf("inspect output: %v\n%s", err, mcpServerInspect)
 	}
-	if out.Mode != "mcp-server" || out.Version != "2025-06-18" || out.Policy.Mode != "auto" {
-		t.Fatalf("mode %q, revision %q, policy mode %q; want mcp-server, 2025-06-18, auto", out.Mode, out.Version, out.Policy.Mode)
+	if out.Mode != "mcp-server" || out.Version != "2025-06-18" || out.Policy.Mode != "" {
+		t.Fatalf("mode %q, revision %q, policy mode %q; want mcp-server, 2025-06-18 and none (no policy file: auto)", out.Mode, out.Version, out.Policy.Mode)
 	}
 	d := out.Description
 	var tools []string

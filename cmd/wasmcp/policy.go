@@ -22,12 +22,15 @@ func policyJSON(p host.Policy) map[string]any {
 		"max_queue":     p.QueueSetting(), // applies once max_instances caps
 
 		"stderr": stderr,
-		"mode":   map[bool]string{true: "auto", false: string(p.Mode)}[p.Mode == host.ModeAuto],
 		"mount":  mountsJSON(p.Mounts),
 		"env":    envJSON(p.Env),
 	}
 	if p.HTTP != nil {
 		out["http"] = httpJSON(p.HTTP)
+	}
+	if p.Mode != host.ModeAuto {
+		// Set by the policy; the module's mode is inspect's "mode".
+		out["mode"] = string(p.Mode)
 	}
 	return out
 }
