@@ -28,6 +28,14 @@ const CustomSection = "wasmcp.describe"
 // parameters and returns nothing.
 const ReactorEntry = "wasmcp_main"
 
+// SnapshotEntry is the export by which a reactor asks the host to run it
+// from a snapshot: the host instantiates the module once at load time,
+// calls _initialize and then this export (no parameters, no results: the
+// last start-up work before the snapshot), records the instance's memory
+// and globals, and starts every call's fresh instance from that state
+// (README.md, section 1.1).
+const SnapshotEntry = "wasmcp_snapshot"
+
 // Task support values for Tool.Execution.TaskSupport.
 const (
 	TaskForbidden = "forbidden"

@@ -136,7 +136,11 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	c.stdin.onStall = c.stall
 	c.stdout.c, c.stderr.c = c, c
 	c.stderr.discard = m.policy.DiscardStderr
-	cfg := m.base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
+	base := m.base
+	if code.base != nil {
+		base = code.base
+	}
+	cfg := base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
 
 	// The instance's linear memory comes from the pool (memory.go) and
 	// goes back, zeroed, once the instance is closed.

@@ -40,6 +40,8 @@ type compiled struct {
 	interrupt bool  // instrumented: a call stops it by setting interruptExport
 	reactor   bool  // exports wasmcp_main
 	init      bool  // reactor exports _initialize
+	snap      snapshot
+	base      wazero.ModuleConfig // the module's config for a snapshot's instances; nil: Module.base
 	size      int64 // estimated resident bytes (codeCost)
 	cost      int64 // what one instance takes from the engine's memory budget
 }

@@ -100,6 +100,7 @@ type Engine struct {
 	log    *slog.Logger
 	cache  wazero.CompilationCache
 	descs  *descCache
+	snaps  *snapCache
 	mem    *memBudget
 	code   *codeBudget
 	pool   compilePool
@@ -151,12 +152,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 		}
 		e.cache = c
 		e.descs = &descCache{dir: filepath.Join(dir, "describe")}
+		e.snaps = &snapCache{dir: filepath.Join(dir, "snapshot")}
 	}
 	return e, nil
 }
 
 // prepareCache makes sure the cache directory is private to this user,
-// removes what in the engine's part of it (wazero/, describe/; other tools
+// removes what in the engine's part of it (wazero/, describe/, snapshot/; other tools
 // may keep files beside them) is not, and prunes the compiled code to its
 // bound.
 func (e *Engine) prepareCache(dir string) error {
@@ -176,6 +178,11 @@ func (e *Engine) prepareCache(dir string) error {
 		return fmt.Errorf("pruning %s: %w", dir, err)
 	}
 	removed += foreign
+	sfreed, sremoved, err := privdir.Prune(filepath.Join(dir, "snapshot"), max)
+	if err != nil {
+		return fmt.Errorf("pruning %s: %w", dir, err)
+	}
+	freed, removed = freed+sfreed, removed+sremoved
 	if removed > 0 {
 		e.log.Info("compilation cache pruned", "dir", dir, "files_removed", removed, "bytes_freed", freed, "max_bytes", max)
 	}

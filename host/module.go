@@ -249,6 +249,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 		code      wazero.CompiledModule
 		interrupt bool
 		err       error
+		snap      snapshot
 	}
 	ch := make(chan result, 1)
 	e.active.Add(1)
@@ -258,7 +259,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 		done := e.slowLog(name)
 		defer done()
 		var x result
-		x.r, x.code, x.interrupt, x.err = e.compile(context.WithoutCancel(ctx), name, m.policy.Limits.memoryPages(), wasm)
+		x.r, x.code, x.interrupt, x.snap, x.err = e.compileSnapshot(context.WithoutCancel(ctx), m, wasm)
 		e.built.Add(1)
 		ch <- x
 	}()
@@ -280,7 +281,10 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	if err != nil {
 		return nil, fail("does not compile: %v", err)
 	}
-	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm), cost: cost}
+	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm) + x.snap.extra, cost: cost, snap: x.snap}
+	if x.snap.used {
+		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
+	}
 	ok := false
 	defer func() {
 		if !ok {

@@ -28,6 +28,9 @@ type Policy struct {
 	Mounts []Mount
 	// Env are the environment variables the guest sees.
 	Env []EnvVar
+	// NoSnapshot runs a module that asks for a snapshot (exports
+	// abi.SnapshotEntry) without one: every instance runs its start-up.
+	NoSnapshot bool
 	// DiscardStderr drops the guest's stderr instead of logging it.
 	DiscardStderr bool
 	// Mode says whether the module is a wasmcp guest or an MCP server;

@@ -21,6 +21,17 @@ import (
 // the root of the Go module containing pkgDir, so pkgDir may belong to any
 // module. outFile's directory is created if needed.
 func Build(ctx context.Context, pkgDir, outFile string) error {
+	return build(ctx, pkgDir, outFile, nil)
+}
+
+// BuildReactor is Build for a reactor (the SDK's package reactor): it
+// builds with -buildmode=c-shared and the build tag reactor, which lets one
+// package hold a command's main and a reactor's init side by side.
+func BuildReactor(ctx context.Context, pkgDir, outFile string) error {
+	return build(ctx, pkgDir, outFile, []string{"-buildmode=c-shared", "-tags=reactor"})
+}
+
+func build(ctx context.Context, pkgDir, outFile string, flags []string) error {
 	absPkg, err := filepath.Abs(pkgDir)
 	if err != nil {
 		return err
@@ -47,8 +58,9 @@ func Build(ctx context.Context, pkgDir, outFile string) error {
 	if err := os.MkdirAll(filepath.Dir(absOut), 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", absOut,
-		"./"+filepath.ToSlash(rel))
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w"}, flags...)
+	args = append(args, "-o", absOut, "./"+filepath.ToSlash(rel))
+	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var out bytes.Buffer

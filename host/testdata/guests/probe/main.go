@@ -1,9 +1,16 @@
 // Command probe is a guest for the host's tests: each tool exercises one
 // behaviour of the host — statelessness, limits, and ways to misbehave.
+// Built as it is, it is a command module (command.go); with the build tag
+// reactor and -buildmode=c-shared it is a reactor that asks for a snapshot
+// (reactor.go), with the same tools.
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	mrand "math/rand"
+	mrand2 "math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -20,7 +27,13 @@ type sizeIn struct {
 	N int `json:"n"`
 }
 
-func main() {
+// initEnv is PROBE_ENV as the program saw it at start-up.
+var initEnv = os.Getenv("PROBE_ENV")
+
+// initMap is built at start-up; mapOrder ranges over it.
+var initMap = map[string]int{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8}
+
+func newServer() *guest.Server {
 	s := guest.New("probe", "1.0.0")
 	guest.AddTool(s, guest.Tool{Name: "count", Description: "Counts calls in a global."},
 		func(c *guest.Context, _ none) (string, error) {
@@ -88,5 +101,26 @@ func main() {
 			_, err := os.ReadFile("/etc/passwd")
 			return fmt.Sprintf("args=%q env=%d passwd=%v", os.Args, len(os.Environ()), err != nil), nil
 		})
-	s.Run()
+	guest.AddTool(s, guest.Tool{Name: "random", Description: "Reports random values and a map's order."},
+		func(c *guest.Context, _ none) (string, error) {
+			b := make([]byte, 16)
+			if _, err := rand.Read(b); err != nil {
+				return "", err
+			}
+			fresh := map[string]int{}
+			for k, v := range initMap {
+				fresh[k] = v
+			}
+			var initOrder, freshOrder string
+			for k := range initMap {
+				initOrder += k
+			}
+			for k := range fresh {
+				freshOrder += k
+			}
+			zone, _ := time.Now().Zone()
+			return fmt.Sprintf("crypto=%s math=%d v2=%d initmap=%s map=%s env=%s zone=%s", hex.EncodeToString(b),
+				mrand.Int63(), mrand2.Uint64(), initOrder, freshOrder, initEnv, zone), nil
+		})
+	return s
 }

@@ -1,0 +1,386 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
+)
+
+// Snapshots (ABI section 1.1). A reactor that exports abi.SnapshotEntry
+// is started once at load time and the state it reaches becomes the
+// initial state of every call's instance:
+//
+//  1. the module (as prepared) gets every mutable global exported
+//     (wasmrewrite.ExportGlobals) and runs in wazero's interpreter — no
+//     compilation for a one-off run — with the module's own
+//     configuration (arguments, environment, mounts), under its call
+//     deadline and memory cap: start section, _initialize, then
+//     abi.SnapshotEntry;
+//  2. its linear memory and globals are recorded and
+//     wasmrewrite.Snapshot writes the original module again with them as
+//     its initial state, without the start-up code;
+//  3. the snapshot is kept beside the compilation cache (snapshot/<key>,
+//     the key a hash of the module, the host's version and what the
+//     module saw at start-up), so a restart does not make it again, and
+//     is compiled and instrumented like any module.
+//
+// Every call still gets a fresh instance: only its initial state differs.
+// A module that cannot be snapshotted runs as a plain reactor, with a log
+// line saying why; the policy's `snapshot = false` turns it off.
+
+// snapshotFormat changes whenever what a snapshot holds changes, so older
+// cached snapshots are not used.
+const snapshotFormat = "wasmcp-snapshot-1"
+
+// snapshotSection is the custom section a snapshot carries: the host's
+// monotonic clock when it was taken (8 bytes, little-endian nanoseconds).
+const snapshotSection = "wasmcp.snapshot"
+
+// snapshot is what build learned of a module's snapshot.
+type snapshot struct {
+	used   bool
+	reason string // why a module that asked for one runs without it
+	clock  int64  // the monotonic clock the snapshot's state has seen
+	cached bool   // read from the cache rather than made now
+	extra  int64  // bytes the snapshot adds to the module (its memory image)
+	took   time.Duration
+}
+
+// hostVersion names the host's build for snapshot keys: its module
+// version and VCS revision, and wazero's version.
+var hostVersion = sync.OnceValue(func() string {
+	v := snapshotFormat
+	if info, ok := debug.ReadBuildInfo(); ok {
+		v += " " + info.Main.Path + "@" + info.Main.Version
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+				v += " " + s.Key + "=" + s.Value
+			}
+		}
+		for _, d := range info.Deps {
+			if d.Path == "github.com/tetratelabs/wazero" {
+				v += " wazero@" + d.Version
+			}
+		}
+	}
+	return v
+})
+
+// monoBase is the origin of the clock snapshot instances see.
+var monoBase = time.Now()
+
+// monotonic is the host's monotonic clock in nanoseconds since monoBase.
+func monotonic() int64 { return int64(time.Since(monoBase)) }
+
+// snapshotClock is the monotonic clock of an instance started from a
+// snapshot taken at clock: never earlier than clock, whatever process took
+// it, so the guest's runtime never sees its clock go back.
+func snapshotClock(clock int64) func() int64 {
+	return func() int64 { return monotonic() + clock }
+}
+
+// wantsSnapshot reports whether a module asks for a snapshot (exports
+// abi.SnapshotEntry) and, if so and it may not have one, why.
+func wantsSnapshot(wasm []byte, p Policy) (want bool, why string) {
+	exports, err := wasmrewrite.Exports(wasm)
+	if err != nil {
+		return false, ""
+	}
+	if kind, ok := exports[abi.SnapshotEntry]; !ok || kind != wasmrewrite.ImportFunc {
+		return false, ""
+	}
+	if p.NoSnapshot {
+		return true, "its policy sets snapshot = false"
+	}
+	if kind, ok := exports[abi.ReactorEntry]; !ok || kind != wasmrewrite.ImportFunc {
+		return true, "only a reactor (exporting " + abi.ReactorEntry + ") can run from a snapshot"
+	}
+	return true, ""
+}
+
+// snapshotKey names a module's snapshot: the module, the host, and what
+// the module can see at start-up (its arguments, environment and mounts)
+// and the memory cap it ran under.
+func snapshotKey(wasm []byte, name string, p Policy) string {
+	h := sha256.New()
+	put := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(hostVersion())
+	sum := sha256.Sum256(wasm)
+	put(string(sum[:]))
+	put(name)
+	put(strconv.FormatUint(uint64(p.Limits.memoryPages()), 10))
+	for _, e := range p.Env {
+		put(e.Name)
+		put(e.Value)
+	}
+	put("mounts")
+	for _, m := range p.Mounts {
+		put(m.HostPath)
+		put(m.GuestPath)
+		put(strconv.FormatBool(m.ReadOnly))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// snapCache keeps snapshots on disk: each file is the SHA-256 of the
+// snapshot followed by the snapshot, so a damaged file is ignored.
+type snapCache struct{ dir string }
+
+func (c *snapCache) get(key string) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, key+".wasm"))
+	if err != nil || len(b) < sha256.Size {
+		return nil, false
+	}
+	sum := sha256.Sum256(b[sha256.Size:])
+	if !bytes.Equal(sum[:], b[:sha256.Size]) {
+		return nil, false
+	}
+	return b[sha256.Size:], true
+}
+
+func (c *snapCache) put(key string, snap []byte) {
+	if c == nil || os.MkdirAll(c.dir, 0o700) != nil {
+		return
+	}
+	sum := sha256.Sum256(snap)
+	tmp := filepath.Join(c.dir, key+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, err1 := f.Write(sum[:])
+	_, err2 := f.Write(snap)
+	if errors.Join(err1, err2, f.Close()) == nil {
+		_ = os.Rename(tmp, filepath.Join(c.dir, key+".wasm"))
+	} else {
+		_ = os.Remove(tmp)
+	}
+}
+
+// snapshotOf returns the snapshot of wasm (a prepared module that asks
+// for one), from the cache or made now.
+func (e *Engine) snapshotOf(ctx context.Context, m *Module, wasm []byte) ([]byte, snapshot, error) {
+	start := time.Now()
+	key := snapshotKey(wasm, m.name, m.policy)
+	if snap, ok := e.snaps.get(key); ok {
+		if clock, err := snapshotClockOf(snap); err == nil {
+			return snap, snapshot{used: true, clock: clock, cached: true, took: time.Since(start)}, nil
+		}
+	}
+	snap, clock, err := e.takeSnapshot(ctx, m, wasm)
+	if err != nil {
+		return nil, snapshot{}, err
+	}
+	e.snaps.put(key, snap)
+	return snap, snapshot{used: true, clock: clock, took: time.Since(start)}, nil
+}
+
+// snapshotClockOf reads the clock a snapshot recorded.
+func snapshotClockOf(snap []byte) (int64, error) {
+	secs, err := wasmrewrite.Sections(snap)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range secs {
+		if s.ID != wasmrewrite.SecCustom {
+			continue
+		}
+		r := &wasmrewrite.Reader{B: s.Body}
+		if r.Name() == snapshotSection && r.Err == nil && len(s.Body)-r.I == 8 {
+			return int64(binary.LittleEndian.Uint64(s.Body[r.I:])), nil
+		}
+	}
+	return 0, errors.New("no " + snapshotSection + " section")
+}
+
+// takeSnapshot runs the module's start-up in the interpreter and writes
+// the snapshot.
+func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]byte, int64, error) {
+	probe, globals, err := wasmrewrite.ExportGlobals(wasm)
+	if err != nil {
+		return nil, 0, err
+	}
+	limits := m.policy.Limits
+	ctx, cancel := context.WithTimeoutCause(ctx, limits.Timeout,
+		&limitError{fmt.Sprintf("start-up took longer than the deadline of %s (limit timeout)", limits.Timeout)})
+	defer cancel()
+	rc := wazero.NewRuntimeConfigInterpreter().
+		WithMemoryLimitPages(limits.memoryPages()).
+		WithCloseOnContextDone(true)
+	r := wazero.NewRuntimeWithConfig(ctx, rc)
+	defer r.Close(context.Background())
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		return nil, 0, fmt.Errorf("instantiating WASI: %w", err)
+	}
+	code, err := r.CompileModule(ctx, probe)
+	if err != nil {
+		return nil, 0, fmt.Errorf("does not compile: %w", err)
+	}
+	fns := code.ExportedFunctions()
+	for _, name := range []string{"_initialize", abi.SnapshotEntry} {
+		if f, ok := fns[name]; ok && (len(f.ParamTypes()) > 0 || len(f.ResultTypes()) > 0) {
+			return nil, 0, fmt.Errorf("its export %s takes parameters or returns results", name)
+		}
+	}
+	out := &startupLog{log: e.log, module: m.name}
+	cfg := m.base.WithNanotime(monotonic, 1).
+		WithStdin(bytes.NewReader(nil)).WithStdout(out).WithStderr(out).
+		WithRandSource(rand.Reader)
+	mod, err := r.InstantiateModule(ctx, code, cfg)
+	if err != nil {
+		return nil, 0, startupError("instantiating it", ctx, err)
+	}
+	defer mod.Close(context.Background())
+	for _, name := range []string{"_initialize", abi.SnapshotEntry} {
+		if _, ok := fns[name]; !ok {
+			continue
+		}
+		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil {
+			return nil, 0, startupError(name, ctx, err)
+		}
+	}
+	clock := monotonic()
+	img := wasmrewrite.Image{
+		Globals: make(map[uint32]uint64, len(globals)),
+		Drop:    []string{"_initialize", abi.SnapshotEntry},
+	}
+	for _, g := range globals {
+		gl := mod.ExportedGlobal(g.Export)
+		if gl == nil {
+			return nil, 0, fmt.Errorf("global %d is not readable", g.Index)
+		}
+		img.Globals[g.Index] = gl.Get()
+	}
+	mem := mod.Memory()
+	if mem == nil {
+		return nil, 0, errors.New("it has no memory")
+	}
+	b, ok := mem.Read(0, mem.Size())
+	if !ok {
+		return nil, 0, errors.New("its memory is not readable")
+	}
+	img.Memory = b
+	img.Custom = []wasmrewrite.Section{wasmrewrite.CustomSection(snapshotSection, binary.LittleEndian.AppendUint64(nil, uint64(clock)))}
+	snap, err := wasmrewrite.Snapshot(wasm, img)
+	if err != nil {
+		return nil, 0, err
+	}
+	return snap, clock, nil
+}
+
+// startupError says how the start-up run failed.
+func startupError(what string, ctx context.Context, err error) error {
+	var le *limitError
+	if cause := context.Cause(ctx); errors.As(cause, &le) {
+		return errors.New(le.msg)
+	}
+	return fmt.Errorf("%s failed: %s", what, trimTrap(err.Error()))
+}
+
+// startupLog logs what a module writes during its snapshot run, a line at
+// a time (bounded: the run has no caller to hand it to).
+type startupLog struct {
+	log    *slog.Logger
+	module string
+	mu     sync.Mutex
+	buf    []byte
+	lines  int
+}
+
+var _ io.Writer = (*startupLog)(nil)
+
+func (w *startupLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if w.lines < 100 {
+			w.log.Info("guest output during its snapshot run", "module", w.module, "line", shorten(string(w.buf[:i])))
+		}
+		w.lines++
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4096 {
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
+
+// compileSnapshot compiles a prepared module: from its snapshot when it
+// asks for one and can have one, else as it is (logging why it runs
+// without the snapshot it asked for). The results are compile's.
+func (e *Engine) compileSnapshot(ctx context.Context, m *Module, wasm []byte) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, error) {
+	pages := m.policy.Limits.memoryPages()
+	want, why := wantsSnapshot(wasm, m.policy)
+	var snap snapshot
+	if want && why == "" {
+		s, info, err := e.snapshotOf(ctx, m, wasm)
+		if err == nil {
+			r, code, interrupt, cerr := e.compile(ctx, m.name, pages, s)
+			if cerr == nil {
+				info.extra = int64(len(s) - len(wasm))
+				e.log.Info("module runs from a snapshot", "module", m.name, "cached", info.cached,
+					"snapshot", FormatBytes(int64(len(s))), "took", info.took.Round(time.Millisecond))
+				return r, code, interrupt, info, nil
+			}
+			if r == nil {
+				return nil, nil, false, snapshot{}, cerr
+			}
+			err = fmt.Errorf("the snapshot does not compile: %w", cerr)
+		}
+		why = err.Error()
+	}
+	if want {
+		snap.reason = why
+		level := slog.LevelWarn
+		if m.policy.NoSnapshot {
+			level = slog.LevelInfo
+		}
+		e.log.Log(ctx, level, "module runs without a snapshot", "module", m.name, "reason", why)
+	}
+	r, code, interrupt, err := e.compile(ctx, m.name, pages, wasm)
+	return r, code, interrupt, snap, err
+}
+
+// Snapshot reports whether the module's calls start from a snapshot (as
+// its last compilation found) and, for a module that asked for one but
+// runs without it, why. A module not compiled yet reports false and "".
+func (m *Module) Snapshot() (used bool, reason string) {
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	if m.slot.c == nil {
+		return false, ""
+	}
+	return m.slot.c.snap.used, m.slot.c.snap.reason
+}

@@ -1,0 +1,324 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
+)
+
+// reactorProbe is the probe guest built as a reactor that asks for a
+// snapshot (testdata/guests/probe/reactor.go), built once per test binary.
+var reactorProbe = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "host-test-reactor")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "probe.wasm")
+	if err := guestbuild.BuildReactor(context.Background(), "testdata/guests/probe", out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+})
+
+// loadSnapshotProbe loads the reactor probe on e and checks that it runs
+// from a snapshot.
+func loadSnapshotProbe(t testing.TB, e *Engine, p Policy) *Module {
+	t.Helper()
+	wasm, err := reactorProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Load(context.Background(), "probe", wasm, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, reason := m.Snapshot(); !used {
+		t.Fatalf("the reactor probe runs without a snapshot: %s", reason)
+	}
+	if !m.Reactor() {
+		t.Fatal("the reactor probe is not a reactor")
+	}
+	return m
+}
+
+func TestSnapshotFreshStateEveryCall(t *testing.T) {
+	m := loadSnapshotProbe(t, newEngine(t, Limits{}), Policy{})
+	for i := 0; i < 3; i++ {
+		if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+			t.Fatalf("call %d: %q, %v; want 1", i, got, err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+				errs <- fmt.Errorf("concurrent call: %q, %v", got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// randomFields splits the random tool's answer into its fields.
+func randomFields(t *testing.T, m *Module) map[string]string {
+	t.Helper()
+	got, err := callTool(t, m, nil, "random", "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := map[string]string{}
+	for _, kv := range strings.Fields(got) {
+		k, v, _ := strings.Cut(kv, "=")
+		f[k] = v
+	}
+	return f
+}
+
+// TestSnapshotRandomness pins what a snapshot freezes (documented in the
+// SDK's package reactor and the README): crypto/rand differs on every
+// call; math/rand's and math/rand/v2's top-level generators and map
+// iteration order repeat in every call; the environment is the one at
+// start-up, and time.Local is UTC.
+func TestSnapshotRandomness(t *testing.T) {
+	m := loadSnapshotProbe(t, newEngine(t, Limits{}), Policy{Env: []EnvVar{{Name: "PROBE_ENV", Value: "at-init"}}})
+	a, b := randomFields(t, m), randomFields(t, m)
+	if a["crypto"] == b["crypto"] || len(a["crypto"]) != 32 {
+		t.Errorf("crypto/rand gave %s and %s: want different bytes on every call", a["crypto"], b["crypto"])
+	}
+	for _, k := range []string{"math", "v2", "initmap", "map"} {
+		if a[k] != b[k] || a[k] == "" {
+			t.Errorf("%s: %q then %q; the snapshot's documented behaviour is the same value in every call", k, a[k], b[k])
+		}
+	}
+	if a["env"] != "at-init" || a["zone"] != "UTC" {
+		t.Errorf("env=%q zone=%q; want at-init and UTC", a["env"], a["zone"])
+	}
+	// Without a snapshot the runtime seeds itself in every instance.
+	plain := loadPlainReactor(t, newEngine(t, Limits{}))
+	p, q := randomFields(t, plain), randomFields(t, plain)
+	if p["math"] == q["math"] && p["v2"] == q["v2"] {
+		t.Errorf("without a snapshot math/rand repeated (%s): the test no longer tells the two apart", p["math"])
+	}
+}
+
+// loadPlainReactor loads the reactor probe with snapshots turned off.
+func loadPlainReactor(t *testing.T, e *Engine) *Module {
+	t.Helper()
+	wasm, err := reactorProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Load(context.Background(), "probe", wasm, Policy{NoSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, reason := m.Snapshot(); used || !strings.Contains(reason, "snapshot = false") {
+		t.Fatalf("snapshot = false: used %v, reason %q", used, reason)
+	}
+	return m
+}
+
+func TestSnapshotPolicyOff(t *testing.T) {
+	m := loadPlainReactor(t, newEngine(t, Limits{}))
+	if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+		t.Fatalf("count: %q, %v", got, err)
+	}
+}
+
+func TestSnapshotLimitsAndRequests(t *testing.T) {
+	limits := Limits{Timeout: time.Minute, OutputBytes: 1 << 20, MemoryBytes: 64 << 20}
+	e := newEngine(t, limits)
+	m := loadSnapshotProbe(t, e, Policy{})
+	short := limits
+	short.Timeout = 2 * time.Second
+	mShort := loadSnapshotProbe(t, e, Policy{Limits: short})
+	cases := []struct {
+		mod        *Module
+		tool, args string
+		kind       Kind
+		want       string
+	}{
+		{mShort, "loop", "{}", KindLimit, "deadline of 2s exceeded"},
+		{mShort, "sleep", `{"n":60000}`, KindLimit, "deadline of 2s exceeded"},
+		{m, "exit3", "{}", KindExit, "exited with code 3 before answering (stderr: about to exit 3)"},
+		{m, "flood", `{"n":4}`, KindLimit, "(limit output)"},
+		// A Go reactor's runtime traps where a command exits: the error
+		// names the limit either way.
+		{m, "alloc", `{"n":200}`, "", "its memory reached the limit of 64MiB (limit memory)"},
+	}
+	for _, c := range cases {
+		t.Run(c.tool, func(t *testing.T) {
+			_, err := callTool(t, c.mod, nil, c.tool, c.args)
+			if err == nil || (c.kind != "" && !IsKind(err, c.kind)) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v; want a %s error containing %q", err, c.kind, c.want)
+			}
+			if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+				t.Fatalf("after %s: %q, %v", c.tool, got, err)
+			}
+		})
+	}
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := m.Call(ctx, abi.MethodToolsCall, []byte(`{"name":"loop","arguments":{}}`), nil)
+		if !IsKind(err, KindCanceled) {
+			t.Fatalf("got %v, want canceled", err)
+		}
+	})
+	t.Run("elicit", func(t *testing.T) {
+		peer := &recordingPeer{}
+		got, err := callTool(t, m, peer, "ask", "{}")
+		if err != nil || got != "accept: hello Ada" {
+			t.Fatalf("ask: %q, %v", got, err)
+		}
+	})
+}
+
+// TestSnapshotCachedAcrossEngines checks that a second engine on the same
+// cache directory reads the snapshot instead of making it again, and that
+// a damaged cache file is ignored.
+func TestSnapshotCachedAcrossEngines(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	open := func() *Module {
+		e, err := NewEngine(Config{CacheDir: dir, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close(context.Background()) })
+		return loadSnapshotProbe(t, e, Policy{})
+	}
+	open()
+	open()
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if strings.Count(out, "module runs from a snapshot") != 2 || strings.Count(out, "cached=true") != 1 {
+		t.Fatalf("want one snapshot made and one read from the cache; log:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "snapshot", "*.wasm"))
+	if len(files) != 1 {
+		t.Fatalf("snapshot files: %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	b[len(b)-1] ^= 0xFF
+	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := open()
+	if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+		t.Fatalf("after a damaged cache file: %q, %v", got, err)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// tinyReactor is a reactor that asks for a snapshot, described by its
+// custom section, whose wasmcp_snapshot export runs body (a function body
+// without locals, ending in 0x0B).
+func tinyReactor(body ...byte) []byte {
+	w := []byte(wasmrewrite.Header)
+	w = append(w, wasmSection(1, 1, 0x60, 0, 0)...)
+	w = append(w, wasmSection(3, 2, 0, 0)...)
+	w = append(w, wasmSection(5, 1, 0, 1)...)
+	w = append(w, wasmSection(6, 1, 0x7F, 1, 0x41, 7, 0x0B)...)
+	exp := []byte{3}
+	exp = append(appendName(exp, "memory"), 0x02, 0)
+	exp = append(appendName(exp, abi.ReactorEntry), 0x00, 0)
+	exp = append(appendName(exp, abi.SnapshotEntry), 0x00, 1)
+	w = append(w, wasmSection(7, exp...)...)
+	main := []byte{0, 0x0B}
+	snap := append([]byte{0}, body...)
+	code := append([]byte{2, byte(len(main))}, main...)
+	code = append(append(code, byte(len(snap))), snap...)
+	w = append(w, wasmSection(10, code...)...)
+	return appendCustomSection(w, abi.CustomSection, []byte(`{"abiVersion":1,"name":"tiny"}`))
+}
+
+// TestSnapshotFallsBack: a module that asks for a snapshot but cannot have
+// one runs without it, and says why.
+func TestSnapshotFallsBack(t *testing.T) {
+	e := newEngine(t, Limits{Timeout: 10 * time.Second})
+	cases := []struct {
+		name string
+		wasm []byte
+		want string
+	}{
+		{"trap", tinyReactor(0x00, 0x0B), "wasmcp_snapshot failed: wasm error: unreachable"},
+		{"table", tinyReactor(0x41, 0, 0xD0, 0x70, 0x26, 0, 0x0B), "changes a table at run time"},
+		{"command", probeWasm, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "table" {
+				// table.set needs a table: add one (funcref, min 1).
+				c.wasm = insertSection(c.wasm, 4, []byte{1, 0x70, 0, 1})
+			}
+			m, err := e.Load(context.Background(), c.name, c.wasm, Policy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used, reason := m.Snapshot()
+			if used || !strings.Contains(reason, c.want) || (c.want == "") != (reason == "") {
+				t.Fatalf("used %v, reason %q; want a fall back saying %q", used, reason, c.want)
+			}
+		})
+	}
+	// A module whose start-up works runs from its snapshot.
+	m, err := e.Load(context.Background(), "ok", tinyReactor(0x41, 42, 0x24, 0, 0x0B), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, reason := m.Snapshot(); !used {
+		t.Fatalf("not snapshotted: %s", reason)
+	}
+}
+
+// insertSection puts a section (id, body) before the first section of a
+// higher id in w.
+func insertSection(w []byte, id byte, body []byte) []byte {
+	secs, err := wasmrewrite.Sections(w)
+	if err != nil {
+		panic(err)
+	}
+	enc := wasmrewrite.NewEncoder(len(w) + len(body))
+	done := false
+	for _, s := range secs {
+		if !done && s.ID != 0 && s.ID > id {
+			enc.Section(id, body)
+			done = true
+		}
+		enc.Section(s.ID, s.Body)
+	}
+	return enc.Bytes()
+}
