@@ -37,13 +37,13 @@ func DefaultCompilations() int { return min(runtime.NumCPU(), 4) }
 type compiled struct {
 	runtime   wazero.Runtime
 	code      wazero.CompiledModule
-	interrupt bool  // instrumented: a call stops it by setting interruptExport
-	reactor   bool  // exports wasmcp_main
-	init      bool  // reactor exports _initialize
+	interrupt bool // instrumented: a call stops it by setting interruptExport
+	reactor   bool // exports wasmcp_main
+	init      bool // reactor exports _initialize
 	snap      snapshot
 	base      wazero.ModuleConfig // the module's config for a snapshot's instances; nil: Module.base
-	size      int64 // estimated resident bytes (codeCost)
-	cost      int64 // what one instance takes from the engine's memory budget
+	size      int64               // estimated resident bytes (codeCost)
+	cost      int64               // what one instance takes from the engine's memory budget
 }
 
 // codeCost estimates what a compiled module keeps resident: wazero keeps
