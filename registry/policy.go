@@ -54,6 +54,7 @@ type policyFile struct {
 	MaxQueue     *int                `toml:"max_queue"`
 	Stderr       *string             `toml:"stderr"`
 	Mode         *string             `toml:"mode"`
+	Snapshot     *bool               `toml:"snapshot"`
 	Mounts       []mountEntry        `toml:"mount"`
 	Env          map[string]envEntry `toml:"env"`
 	HTTP         *httpSection        `toml:"http"`
@@ -217,6 +218,9 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 		default:
 			return p, fmt.Errorf(`mode = %q: want "auto", "wasmcp" or "mcp-server"`, *f.Mode)
 		}
+	}
+	if f.Snapshot != nil {
+		p.NoSnapshot = !*f.Snapshot
 	}
 	if f.Access != nil {
 		a, err := f.Access.access()

@@ -33,6 +33,7 @@ max_instances = 4
 max_queue = 8
 stderr = "discard"
 mode = "mcp-server"
+snapshot = false
 
 [[mount]]
 host = "data"
@@ -53,7 +54,7 @@ TOKEN = { from = "HOST_TOKEN" }
 	}
 	want := host.Policy{
 		Limits:       host.Limits{MemoryBytes: 64 << 20, Timeout: 1500 * time.Millisecond, OutputBytes: 4 << 20, LineBytes: 65536},
-		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer,
+		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer, NoSnapshot: true,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
 			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false},

@@ -72,6 +72,15 @@ Flags:
 	if len(skillsOut) > 0 {
 		out["skills"] = skillsOut
 	}
+	// Whether calls start from a snapshot of the module's start-up (a
+	// reactor that exports wasmcp_snapshot), and why not when it asked.
+	snap := map[string]any{"used": false}
+	if used, reason := m.Snapshot(); used {
+		snap["used"] = true
+	} else if reason != "" {
+		snap["reason"] = reason
+	}
+	out["snapshot"] = snap
 	// What the module keeps in memory while serving: the code as the
 	// --code-memory budget counts it, and, where the process's mappings
 	// can be read, the machine code wazero mapped for it.
