@@ -18,7 +18,7 @@ import (
 
 const wordCountParams = `{"name":"word_count","arguments":{"text":"the quick brown fox jumps over the lazy dog\nand runs away"},"_meta":{"progressToken":"t"}}`
 
-var goWordCount struct {
+var goWordCount, goReactorWordCount struct {
 	once sync.Once
 	wasm []byte
 	err  error
@@ -45,6 +45,19 @@ func wordCountModule(b *testing.B, lang string) *Module {
 			b.Fatal(goWordCount.err)
 		}
 		wasm = goWordCount.wasm
+	case "go-reactor":
+		// The same Go code built as a reactor the host runs from a
+		// snapshot of its start-up (snapshot.go).
+		goReactorWordCount.once.Do(func() {
+			out := filepath.Join(b.TempDir(), "wordcount.wasm")
+			if goReactorWordCount.err = guestbuild.BuildReactor(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); goReactorWordCount.err == nil {
+				goReactorWordCount.wasm, goReactorWordCount.err = os.ReadFile(out)
+			}
+		})
+		if goReactorWordCount.err != nil {
+			b.Fatal(goReactorWordCount.err)
+		}
+		wasm = goReactorWordCount.wasm
 	}
 	m, err := newEngine(b, Limits{}).Load(context.Background(), "wordcount", wasm, Policy{})
 	if err != nil {
@@ -80,7 +93,7 @@ func benchWordCount(b *testing.B, lang string, parallel bool) {
 // BenchmarkWordCount is one tools/call of word_count in a fresh instance,
 // serially and with GOMAXPROCS goroutines calling at once.
 func BenchmarkWordCount(b *testing.B) {
-	for _, lang := range []string{"c", "go"} {
+	for _, lang := range []string{"c", "go", "go-reactor"} {
 		b.Run(lang, func(b *testing.B) { benchWordCount(b, lang, false) })
 		b.Run(lang+"-parallel", func(b *testing.B) { benchWordCount(b, lang, true) })
 	}

@@ -3,6 +3,19 @@
 // of the C example examples/c/wordcount: both do exactly the same work and
 // answer exactly the same JSON, so the two can be compared on the host
 // (see the README's performance section).
+//
+// It builds two ways from the same code: as a command module, the Go
+// runtime started in every instance (command.go),
+//
+//	GOOS=wasip1 GOARCH=wasm go build -o wordcount.wasm .
+//
+// and as a reactor the host runs from a snapshot of its start-up
+// (reactor.go, the SDK's package reactor), which is what a tool should be:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -tags reactor -o wordcount.wasm .
+//
+// (A tool that is only ever a reactor needs no build tag: see the README's
+// "Writing a tool".)
 package main
 
 import guest "github.com/wasmcp/wasmcp/guest-sdk/go"
@@ -19,7 +32,8 @@ type Out struct {
 	Bytes int `json:"bytes" jsonschema:"description=Length of the text in UTF-8 bytes"`
 }
 
-func main() {
+// newServer registers the word_count tool.
+func newServer() *guest.Server {
 	s := guest.New("wordcount", "1.0.0")
 	guest.AddTool(s, guest.Tool{
 		Name:        "word_count",
@@ -27,7 +41,7 @@ func main() {
 		Description: "Counts the words, lines and bytes of a text, as wc does.",
 		Annotations: &guest.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
 	}, func(_ *guest.Context, in In) (Out, error) { return count(in.Text), nil })
-	s.Run()
+	return s
 }
 
 // count counts like wc: a word is a maximal run of bytes other than

@@ -1,0 +1,9 @@
+//go:build reactor
+
+package main
+
+import "github.com/wasmcp/wasmcp/guest-sdk/go/reactor"
+
+func init() { reactor.Serve(newServer()) }
+
+func main() {}
