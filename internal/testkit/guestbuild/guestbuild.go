@@ -26,9 +26,10 @@ func Build(ctx context.Context, pkgDir, outFile string) error {
 
 // BuildReactor is Build for a reactor (the SDK's package reactor): it
 // builds with -buildmode=c-shared and the build tag reactor, which lets one
-// package hold a command's main and a reactor's init side by side.
-func BuildReactor(ctx context.Context, pkgDir, outFile string) error {
-	return build(ctx, pkgDir, outFile, []string{"-buildmode=c-shared", "-tags=reactor"})
+// package hold a command's main and a reactor's init side by side. flags
+// are more go build flags (a -ldflags given here replaces Build's).
+func BuildReactor(ctx context.Context, pkgDir, outFile string, flags ...string) error {
+	return build(ctx, pkgDir, outFile, append([]string{"-buildmode=c-shared", "-tags=reactor"}, flags...))
 }
 
 func build(ctx context.Context, pkgDir, outFile string, flags []string) error {
