@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# compare.sh — wasmcp against mcp-go, side by side, on this machine.
+# compare.sh — wasmcp against mcp-go and the official go-sdk, side by side,
+# on this machine.
 #
-# Builds wasmcp, the mcpload load tool and the mcp-go comparison server
-# (bench/mcpgo), then serves the same word_count tool three ways, one
-# server at a time on a free loopback port:
-#   wasmcp+C   wasmcp with examples/c/wordcount/wordcount.wasm (C guest)
-#   wasmcp+Go  wasmcp with examples/wasm/wordcount built for wasip1 (Go guest)
-#   mcp-go     bench/mcpgo: mcp-go's Streamable HTTP server, native Go handler
+# Builds wasmcp, the mcpload load tool and the comparison servers
+# (bench/mcpgo, bench/gosdk), then serves the same word_count tool five
+# ways, one server at a time on a free loopback port:
+#   wasmcp+C    wasmcp with examples/c/wordcount/wordcount.wasm (C guest)
+#   wasmcp+Go   wasmcp with examples/wasm/wordcount built for wasip1 as a
+#               command (the Go runtime starts in every instance)
+#   wasmcp+GoR  the same Go code built as a reactor (-buildmode=c-shared
+#               -tags reactor): every instance starts from a snapshot
+#   go-sdk      bench/gosdk: the official Go SDK's server, native handler
+#   mcp-go      bench/mcpgo: mcp-go's Streamable HTTP server, native handler
 # and drives each with mcpload at the same concurrency and duration, in each
-# era, and prints one table per era with ratios against mcp-go. The load
-# tool and the server share the machine's cores: compare ratios within one
-# run, not absolute figures across machines.
+# era, and prints one table per era with ratios against mcp-go, then the
+# reactor against go-sdk. With HIGH (default 64) it then runs the servers
+# of HIGH_SERVERS (default "wasmcp+GoR") at HIGH clients, for their CPU per
+# call and resident memory under that many calls at once. The load tool and
+# the server share the machine's cores: compare ratios within one run, not
+# absolute figures across machines.
 #
-# Settings (environment): CLIENTS (default 8), DURATION (10s), WARMUP (2s),
-# ERAS ("modern legacy"), TEXT (the text to count), WASMCP_FLAGS (more
-# flags for wasmcp serve, e.g. --audit-calls=false), KEEP=1 keeps the work
-# directory. Usage: bench/compare.sh
+# Settings (environment): CLIENTS (default 16), DURATION (10s), WARMUP (2s),
+# ERAS ("modern legacy"), SERVERS (the five above, in that order; the last
+# is the ratios' base), HIGH and HIGH_SERVERS (HIGH=0 skips that run),
+# TEXT (the text to count), WASMCP_FLAGS (more flags for wasmcp serve, e.g.
+# --audit-calls=false), KEEP=1 keeps the work directory.
+# Usage: bench/compare.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-CLIENTS=${CLIENTS:-8}
+CLIENTS=${CLIENTS:-16}
+SERVERS=${SERVERS:-wasmcp+C wasmcp+Go wasmcp+GoR go-sdk mcp-go}
+HIGH=${HIGH:-64}
+HIGH_SERVERS=${HIGH_SERVERS:-wasmcp+GoR}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-2s}
 ERAS=${ERAS:-modern legacy}
@@ -30,29 +43,57 @@ The five boxing wizards jump quickly; a wizard's job is to vex chumps quickly in
 
 echo "building into $work ..."
 (cd "$root" && go build -o "$work/wasmcp" ./cmd/wasmcp && go build -o "$work/mcpload" ./cmd/mcpload)
-(cd "$root/bench" && go build -o "$work/mcpgo" ./mcpgo)
-mkdir -p "$work/tools-c" "$work/tools-go"
+(cd "$root/bench" && go build -o "$work/mcpgo" ./mcpgo && go build -o "$work/gosdk" ./gosdk)
+mkdir -p "$work/tools-c" "$work/tools-go" "$work/tools-gor"
 cp "$root/examples/c/wordcount/wordcount.wasm" "$work/tools-c/"
 (cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" .)
+(cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -tags reactor -trimpath -ldflags="-s -w" -o "$work/tools-gor/wordcount.wasm" .)
 
 args=$(json_text "$TEXT")
 
 machine
 echo "settings: CLIENTS=$CLIENTS DURATION=$DURATION WARMUP=$WARMUP, word_count on ${#TEXT} bytes of text"
+# run SERVER ERA CLIENTS OUT serves word_count with SERVER and loads it.
+run() {
+	local server=$1 era=$2 clients=$3 out=$4
+	case $server in
+	wasmcp+C) start "$server-$era-$clients" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+Go) start "$server-$era-$clients" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+GoR) start "$server-$era-$clients" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-gor" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	go-sdk) start "$server-$era-$clients" url=http "$work/gosdk" -addr 127.0.0.1:0 ;;
+	mcp-go) start "$server-$era-$clients" url=http "$work/mcpgo" -addr 127.0.0.1:0 ;;
+	*) echo "unknown server $server" >&2; exit 2 ;;
+	esac
+	"$work/mcpload" -url "$url" -tool word_count -args "$args" -c "$clients" -d "$DURATION" -warmup "$WARMUP" \
+		-era "$era" -pid "$pid" -label "$server" -json >"$out"
+	stop
+}
+
 for era in $ERAS; do
 	files=""
-	for server in wasmcp+C wasmcp+Go mcp-go; do
-		case $server in
-		wasmcp+C) start "$server-$era" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
-		wasmcp+Go) start "$server-$era" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
-		mcp-go) start "$server-$era" url=http "$work/mcpgo" -addr 127.0.0.1:0 ;;
-		esac
-		"$work/mcpload" -url "$url" -tool word_count -args "$args" -c "$CLIENTS" -d "$DURATION" -warmup "$WARMUP" \
-			-era "$era" -pid "$pid" -label "$server" -json >"$work/$server-$era.json"
-		stop
+	for server in $SERVERS; do
+		run "$server" "$era" "$CLIENTS" "$work/$server-$era.json"
 		files="$files${files:+,}$work/$server-$era.json"
 	done
 	echo
 	echo "== $era era =="
 	"$work/mcpload" -table "$files"
+	case " $SERVERS " in *" wasmcp+GoR "*" go-sdk "*)
+		echo
+		echo "-- the Go reactor against go-sdk, $era era --"
+		"$work/mcpload" -table "$work/wasmcp+GoR-$era.json,$work/go-sdk-$era.json" ;;
+	esac
 done
+
+if [ "$HIGH" -gt 0 ]; then
+	for era in $ERAS; do
+		files=""
+		for server in $HIGH_SERVERS; do
+			run "$server" "$era" "$HIGH" "$work/$server-$era-high.json"
+			files="$files${files:+,}$work/$server-$era-high.json"
+		done
+		echo
+		echo "== $era era, $HIGH clients =="
+		"$work/mcpload" -table "$files"
+	done
+fi
