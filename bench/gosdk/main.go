@@ -8,7 +8,9 @@
 //
 // Usage: gosdk [-addr 127.0.0.1:0]. It logs "url=http://ADDR/mcp" on stderr
 // once it listens, and serves until SIGINT or SIGTERM. Both protocol eras
-// are served on one endpoint (the SDK decides per request).
+// are served on one endpoint: a request declaring 2026-07-28 goes to the
+// SDK's stateless handler, which alone serves that revision, any other to
+// its stateful one (legacy sessions).
 package main
 
 import (
@@ -92,7 +94,19 @@ func serve(addr string, log *slog.Logger) error {
 	}
 	srv := newServer()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	// The SDK serves 2026-07-28 requests only from a stateless handler and
+	// legacy sessions only from a stateful one: each request goes to the
+	// one for its era, both over the same server.
+	get := func(*http.Request) *mcp.Server { return srv }
+	stateful := mcp.NewStreamableHTTPHandler(get, nil)
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
