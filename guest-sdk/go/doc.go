@@ -56,14 +56,27 @@
 //
 // # Module shape
 //
-// The SDK produces command modules (exporting _start), the shape
-// GOOS=wasip1 go build makes with no extra flags. The ABI gives every
-// request a fresh instance that is thrown away afterwards; a command runs
-// main, and so the Go runtime's start-up, exactly once per instance, which
-// is that life exactly: main registers everything, Run serves the single
-// request and returns, and the module exits 0. (A reactor, with
-// -buildmode=c-shared and an exported wasmcp_main, would gain nothing for
-// one call per instance and needs go:wasmexport plumbing.)
+// The SDK builds a module two ways; both answer one request per instance,
+// in a fresh instance that is thrown away afterwards.
+//
+// A reactor that runs from a snapshot (package reactor, the recommended
+// shape): register everything at init time and hand the server to
+// reactor.Serve, build with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm .
+//
+// The host runs the Go runtime's start-up and the init functions once, at
+// load, and starts every call's instance from the state they left: a call
+// no longer pays the runtime's start-up (milliseconds of CPU). A snapshot
+// freezes what start-up computed: math/rand's and math/rand/v2's
+// top-level functions and map iteration order repeat in every call, while
+// crypto/rand differs in every call. Package reactor's documentation lists
+// what that means for a tool.
+//
+// A command (exporting _start, the shape GOOS=wasip1 go build makes with
+// no extra flags): main registers everything and calls Server.Run, which
+// serves the single request and returns, and the module exits 0. The Go
+// runtime starts in every instance.
 //
 // # How a request is served
 //
