@@ -11,7 +11,9 @@
 //     engine decodes or compiles it (Caps, DefaultCaps);
 //   - tables.go: ClampTables, which bounds the elements of a module's
 //     tables;
-//   - interrupt.go: Instrument, the deadline checks at loop headers.
+//   - interrupt.go: Instrument, the deadline checks at loop headers;
+//   - snapshot.go: ExportGlobals and Snapshot, which make an instance's
+//     state after its start-up a module's initial state.
 //
 // The host runs Check, then ClampTables (which only lowers table maximums,
 // so it cannot make an invalid module valid), then has wazero validate
