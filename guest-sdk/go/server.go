@@ -59,6 +59,19 @@ func New(name, version string, opts ...Option) *Server {
 	return s
 }
 
+// Prepare builds ahead of any request what serving one would otherwise
+// build on first use: encoding/json's encoders and decoders for every
+// typed tool's input and output types. Package reactor calls it just
+// before the host takes its snapshot, so that every call starts with them
+// built; a command module has no use for it.
+func (s *Server) Prepare() {
+	for _, t := range s.tools {
+		if t.warm != nil {
+			t.warm()
+		}
+	}
+}
+
 // Name returns the module name given to New.
 func (s *Server) Name() string { return s.name }
 

@@ -704,3 +704,20 @@ func TestIDKey(t *testing.T) {
 		t.Error("idKey equality")
 	}
 }
+
+func TestPrepareBuildsToolCodecs(t *testing.T) {
+	type in struct {
+		N *int `json:"n"`
+	}
+	type out struct {
+		M map[string][]int `json:"m"`
+	}
+	s := New("prep", "1")
+	AddTool(s, Tool{Name: "a"}, func(*Context, in) (*out, error) { return &out{}, nil })
+	AddTool(s, Tool{Name: "b"}, func(*Context, map[string]any) (string, error) { return "", nil })
+	s.AddRawTool(Tool{Name: "raw"}, func(*Context, json.RawMessage) (*ToolResult, error) { return nil, nil })
+	s.Prepare() // must not panic on pointers, maps, strings or raw tools
+	if s.tools[0].warm == nil || s.tools[2].warm != nil {
+		t.Fatal("typed tools have a warm-up, raw tools none")
+	}
+}

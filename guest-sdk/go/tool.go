@@ -75,6 +75,7 @@ type RawToolHandler func(c *Context, args json.RawMessage) (*ToolResult, error)
 type toolEntry struct {
 	def  abi.Tool
 	call RawToolHandler
+	warm func() // builds the JSON codecs of a typed tool's In and Out (Prepare)
 }
 
 var typeToolResult = reflect.TypeFor[*ToolResult]()
@@ -155,6 +156,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Context, in In) (Out, err
 		return toolResultOf(out, structured)
 	}
 	s.addTool(t, call)
+	s.tools[len(s.tools)-1].warm = func() {
+		_ = json.Unmarshal([]byte("{}"), reflect.New(inT).Interface())
+		_, _ = json.Marshal(reflect.New(outT).Interface())
+	}
 }
 
 // AddRawTool registers a tool whose handler receives the raw arguments and

@@ -108,14 +108,16 @@ func main() {
 }
 
 // snapshot is the host's last call before it records the instance: it
-// answers one describe request (so the JSON encoders and decoders the SDK
-// uses on every call are built once, in the snapshot) and collects the
-// garbage of start-up, so the image holds only what is live.
+// answers one describe request and prepares the server (so the JSON
+// encoders and decoders the SDK and the tools use on every call are built
+// once, in the snapshot) and collects the garbage of start-up, so the
+// image holds only what is live.
 //
 //go:wasmexport wasmcp_snapshot
 func snapshot() {
 	if srv != nil {
 		_ = srv.Serve(bytes.NewReader([]byte(warmUp)), io.Discard)
+		srv.Prepare()
 	}
 	runtime.GC()
 }
