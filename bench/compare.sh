@@ -78,10 +78,12 @@ for era in $ERAS; do
 	echo
 	echo "== $era era =="
 	"$work/mcpload" -table "$files"
-	case " $SERVERS " in *" wasmcp+GoR "*" go-sdk "*)
-		echo
-		echo "-- the Go reactor against go-sdk, $era era --"
-		"$work/mcpload" -table "$work/wasmcp+GoR-$era.json,$work/go-sdk-$era.json" ;;
+	case " $SERVERS " in *" wasmcp+GoR "*)
+		case " $SERVERS " in *" go-sdk "*)
+			echo
+			echo "-- the Go reactor against go-sdk, $era era --"
+			"$work/mcpload" -table "$work/wasmcp+GoR-$era.json,$work/go-sdk-$era.json" ;;
+		esac ;;
 	esac
 done
 
