@@ -250,7 +250,17 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		}
 	}
 	out := &startupLog{log: e.log, module: m.name}
-	cfg := m.base.WithNanotime(monotonic, 1).
+	// A sleep ends at the deadline (wazero's own would not), and the
+	// interpreter then stops the guest at its next loop.
+	sleep := func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	cfg := m.base.WithNanotime(monotonic, 1).WithNanosleep(sleep).
 		WithStdin(bytes.NewReader(nil)).WithStdout(out).WithStderr(out).
 		WithRandSource(rand.Reader)
 	mod, err := r.InstantiateModule(ctx, code, cfg)
