@@ -26,6 +26,11 @@ type CallStats struct {
 	// Limit names the limit a "limit" failure broke: "timeout", "memory",
 	// "output", "line", "queue", "budget" or "other".
 	Limit string
+	// AfterAnswer counts the lines the guest wrote to stdout after its
+	// answer, which the runner ignores (the ABI forbids them; a
+	// conformance check reports them). Only lines that reached the runner
+	// before it stopped the instance are counted.
+	AfterAnswer int
 }
 
 type callStatsCtx struct{}

@@ -41,6 +41,35 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 	return m.call(ctx, method, params, peer, nil)
 }
 
+// RunClosedStdin runs the module once in a fresh instance, under its
+// policy, with stdin at end of file from the start: no request at all. The
+// ABI expects a guest whose stdin closes to end; a conformance check (wasmcp
+// check) uses this to see that it does. It returns the guest's exit code
+// when it ended by returning (0) or exiting, and a *GuestError when it
+// trapped, broke a limit (a guest that waits forever meets its deadline),
+// wrote a message although it had no request, or ctx ended.
+func (m *Module) RunClosedStdin(ctx context.Context) (exitCode uint32, err error) {
+	code, err := m.slot.acquire(ctx, m)
+	if err != nil {
+		return 0, err
+	}
+	defer m.slot.release(m)
+	_, err = m.callWith(ctx, code, "", nil, nil, 0, nil)
+	var ge *GuestError
+	if !errors.As(err, &ge) || ge.Kind != KindExit {
+		if err == nil {
+			// Unreachable: without a request no answer can count.
+			err = &GuestError{Module: m.name, Kind: KindProtocol, Msg: "answered a request it was never sent"}
+		}
+		return 0, err
+	}
+	var exit *sys.ExitError
+	if errors.As(ge.Err, &exit) {
+		return exit.ExitCode(), nil
+	}
+	return 0, nil
+}
+
 // measuredCall is Call filling st.
 func (m *Module) measuredCall(ctx context.Context, method string, params []byte, peer contract.Peer, st *contract.CallStats) (*contract.Reply, error) {
 	reply, err := m.call(ctx, method, params, peer, st)
@@ -120,19 +149,27 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	c.ctx = tctx
 
 	var first []byte
-	if m.mcp != nil || method == methodDiscover {
+	switch {
+	case method == "":
+		// RunClosedStdin: no request (nor handshake), stdin at end of
+		// file at once, and no id an answer could carry.
+		c.idText = nil
+	case m.mcp != nil || method == methodDiscover:
 		// An MCP server: the host's handshake comes first (mcpserver.go).
 		first = c.startMCP(method, params)
-	} else {
+	default:
 		first = requestLine(c.idText, method, params)
 	}
-	if m.mcp != nil || method == methodDiscover || (method == abi.MethodDescribe && m.policy.Mode == ModeAuto) {
+	if method != "" && (m.mcp != nil || method == methodDiscover || (method == abi.MethodDescribe && m.policy.Mode == ModeAuto)) {
 		// stdin may turn non-blocking (stdinListener): an MCP server
 		// needs it, and the describe run of a module that may be one
 		// too, to answer wasmcp/describe at all.
 		c.ctx = context.WithValue(tctx, callKey{}, c)
 	}
 	c.stdin = newInbox(tctx, first)
+	if method == "" {
+		c.stdin.close()
+	}
 	c.stdin.onStall = c.stall
 	c.stdout.c, c.stderr.c = c, c
 	c.stderr.discard = m.policy.DiscardStderr
@@ -178,6 +215,7 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	if st != nil {
 		c.mu.Lock()
 		st.OutputBytes = c.written
+		st.AfterAnswer = c.late
 		c.mu.Unlock()
 	}
 	reply, err := c.outcome(err, mod)
@@ -243,6 +281,7 @@ type call struct {
 	violation   error
 	outstanding int
 	pending     sync.WaitGroup
+	late        int             // lines written after the answer
 	sent        int             // requests the guest sent to the client
 	inputs      []inputRequest  // requests left to the client's retry
 	state       []byte          // the guest's wasmcp/state
@@ -370,6 +409,9 @@ func (c *call) handleLine(line []byte) error {
 	line = bytes.Clone(line)
 	c.mu.Lock()
 	answered, stalled := c.reply != nil, c.reply != nil && len(c.reply.InputRequests) > 0
+	if answered && !stalled {
+		c.late++
+	}
 	c.mu.Unlock()
 	if answered {
 		if stalled {
