@@ -118,6 +118,26 @@ func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Modu
 	return engine.Load(ctx, ModuleName(path), wasm, pol)
 }
 
+// LoadFileWithPolicy loads one module file as LoadFile does, under the
+// policy file policyFile instead of the one beside it; that file must
+// exist. Relative paths in it (mounts, ca_bundle) are taken from its
+// directory.
+func LoadFileWithPolicy(ctx context.Context, engine *host.Engine, path, policyFile string) (*host.Module, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(policyFile)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	pol, err := ParsePolicy(data, filepath.Dir(policyFile), os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", policyFile, err)
+	}
+	return engine.Load(ctx, ModuleName(path), wasm, pol)
+}
+
 // Load loads every module in the directory and publishes the catalog. A
 // module that fails to load is logged and skipped; Load fails only if the
 // directory cannot be read.

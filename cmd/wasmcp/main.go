@@ -3,6 +3,7 @@
 //	wasmcp serve --tools DIR [--stdio] [--http ADDR]
 //	wasmcp inspect MODULE.wasm
 //	wasmcp call MODULE.wasm TOOL 'JSON-ARGS'
+//	wasmcp check MODULE.wasm
 //	wasmcp cert [--out DIR]
 package main
 
@@ -30,6 +31,7 @@ Usage:
   wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]   serve the modules in DIR
   wasmcp inspect MODULE.wasm                                 print a module's description and policy
   wasmcp call MODULE.wasm TOOL 'JSON-ARGS'                   run one tool once, print its result
+  wasmcp check MODULE.wasm [--policy FILE] [--json]          check that a module keeps the guest ABI (for tool authors)
   wasmcp cert [--out DIR]                                    write a self-signed TLS certificate for local development
   wasmcp status [--server URL]                               ask a running server for its modules, tools, calls and queues
   wasmcp version                                             print the version
@@ -56,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdInspect(ctx, args[1:], stdout, stderr)
 	case "call":
 		err = cmdCall(ctx, args[1:], stdout, stderr)
+	case "check":
+		err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "cert":
 		err = cmdCert(args[1:], stdout, stderr)
 	case "status":
@@ -75,6 +79,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errCheckFailed):
+		return 1 // the report said why
 	}
 	fmt.Fprintln(stderr, "wasmcp:", err)
 	return 1
