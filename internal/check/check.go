@@ -366,7 +366,7 @@ func (c *checker) guestRequests(name string, call *callRecord) {
 		}
 	}
 	if call.err != nil {
-		probs = append(probs, "the guest did not survive the refusal: "+call.err.Error())
+		probs = append(probs, "after the refusal the call failed: "+call.err.Error())
 	}
 	if len(probs) > 0 {
 		c.r.add(Fail, name+": requests to the client", "%s", strings.Join(probs, "; "))
@@ -610,7 +610,7 @@ func (w *warnings) Handle(_ context.Context, r slog.Record) error {
 }
 
 func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
-func (w *warnings) WithGroup(string) slog.Handler       { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
 
 func (w *warnings) list() []string {
 	w.mu.Lock()

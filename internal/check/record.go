@@ -50,9 +50,9 @@ type guestRequest struct {
 	answer string // "result" or the error's text
 }
 
-func (r *recorder) Name() string                                      { return r.m.Name() }
-func (r *recorder) Description() *abi.Description                      { return r.m.Description() }
-func (r *recorder) Schemas(tool string) (contract.ToolSchemas, bool)   { return r.m.Schemas(tool) }
+func (r *recorder) Name() string                                     { return r.m.Name() }
+func (r *recorder) Description() *abi.Description                    { return r.m.Description() }
+func (r *recorder) Schemas(tool string) (contract.ToolSchemas, bool) { return r.m.Schemas(tool) }
 
 func (r *recorder) Call(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
 	rec := &callRecord{method: method}
