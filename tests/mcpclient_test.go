@@ -157,9 +157,15 @@ type stdioClient struct {
 }
 
 func newStdioClient(t *testing.T, s *served) *stdioClient {
+	return newStdioClientCaps(t, s, `{}`)
+}
+
+// newStdioClientCaps is newStdioClient declaring the client capabilities
+// caps (a JSON object); requests from the server arrive on notes().
+func newStdioClientCaps(t *testing.T, s *served, caps string) *stdioClient {
 	c := &stdioClient{t: t, in: s.stdin, calls: map[string]chan string{}, prog: map[string]func(string){}, ch: make(chan string, 1024)}
 	go c.read(s.stdout)
-	init := c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`, nil)
+	init := c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"e2e","version":"1"}}`, nil)
 	if !strings.Contains(init, `"result"`) {
 		t.Fatalf("initialize: %s", init)
 	}
