@@ -88,7 +88,7 @@ func TestUsage(t *testing.T) {
 	}
 	// Help asked for goes to stdout, with the flags spelled as the
 	// README spells them.
-	for _, cmd := range []string{"serve", "inspect", "call"} {
+	for _, cmd := range []string{"serve", "inspect", "call", "check"} {
 		code, out, errs := runCLI(cmd, "--help")
 		if code != 0 || !strings.Contains(out, "Usage: wasmcp "+cmd) || errs != "" ||
 			!strings.Contains(out, "\n  --timeout") || strings.Contains(out, "\n  -timeout") {
