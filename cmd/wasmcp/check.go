@@ -32,9 +32,9 @@ output schema; arguments the schema refuses never reach the guest; answers
 carry the request's id; nothing is written after the answer; notifications
 are well formed; elicitation, sampling and roots requests from the guest get
 refusals (decline, errors) and the guest still answers; every resource
-reads and every prompt gets (templates and prompts with "example" for each
-variable); the guest ends when its stdin is closed; no call breaks a
-limit. Prints one line per check (ok, FAIL or skip, with the reason) and
+reads and every prompt gets (templates and prompts with the first value the
+module's completions offer, else "example"); the guest ends when its stdin
+is closed; no call breaks a limit. Prints one line per check (ok, FAIL or skip, with the reason) and
 exits 1 if any check failed. A schema the generator cannot satisfy is a
 skip, not a failure.
 

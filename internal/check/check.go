@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +94,9 @@ func (c *checker) run(opts Options) {
 	}
 	for i := range d.ResourceTemplates {
 		t := &d.ResourceTemplates[i]
-		uri := fillTemplate(t.URITemplate)
+		uri := fillTemplate(t.URITemplate, func(v string) string {
+			return c.complete(map[string]string{"type": "ref/resource", "uri": t.URITemplate}, "template "+t.URITemplate, v)
+		})
 		c.resource(uri, "template "+t.URITemplate)
 	}
 	for i := range d.Prompts {
@@ -426,7 +429,7 @@ func (c *checker) prompt(p *abi.Prompt) {
 	check := "prompt " + p.Name + ": get"
 	args := map[string]string{}
 	for _, a := range p.Arguments {
-		args[a.Name] = "example"
+		args[a.Name] = c.complete(map[string]string{"type": "ref/prompt", "name": p.Name}, "prompt "+p.Name, a.Name)
 	}
 	params, _ := json.Marshal(map[string]any{"name": p.Name, "arguments": args})
 	before := c.rec.count()
@@ -446,7 +449,9 @@ func (c *checker) prompt(p *abi.Prompt) {
 	case call.err != nil:
 		probs = append(probs, call.err.Error())
 	case call.reply.Error != nil:
-		probs = append(probs, fmt.Sprintf("a JSON-RPC error %d %q", call.reply.Error.Code, call.reply.Error.Message))
+		if call.reply.Error.Code != abi.CodeInvalidParams {
+			probs = append(probs, fmt.Sprintf("a JSON-RPC error %d %q", call.reply.Error.Code, call.reply.Error.Message))
+		}
 	default:
 		probs = append(probs, promptResultProblems(call.reply.Result)...)
 		if rpcErr != nil {
@@ -461,7 +466,65 @@ func (c *checker) prompt(p *abi.Prompt) {
 		c.r.add(Fail, check, "arguments %s: %s", argText, strings.Join(probs, "; "))
 		return
 	}
+	if call.reply.Error != nil {
+		c.r.add(OK, check, "arguments %s: refused as invalid params (-32602): %s", argText, shortText(call.reply.Error.Message, 120))
+		return
+	}
 	c.r.add(OK, check, "arguments %s: well-formed messages", argText)
+}
+
+// complete returns a value for an argument of a prompt or a template
+// variable: the first the module's completions offer for an empty prefix,
+// else "example". With completions declared, it checks the answer.
+func (c *checker) complete(ref map[string]string, item, arg string) string {
+	if !c.m.Description().Completions {
+		return "example"
+	}
+	check := item + ": completion of " + arg
+	params, _ := json.Marshal(map[string]any{"ref": ref, "argument": map[string]string{"name": arg, "value": ""}})
+	before := c.rec.count()
+	res, rpcErr, err := c.request("completion/complete", params)
+	calls := c.rec.since(before)
+	switch {
+	case err != nil:
+		c.r.add(Fail, check, "%v", err)
+		return "example"
+	case len(calls) != 1:
+		c.r.add(Fail, check, "the server called the guest %d times for one completion (%s)", len(calls), clientView(res, rpcErr))
+		return "example"
+	}
+	call := calls[0]
+	switch {
+	case call.err != nil:
+		c.r.add(Fail, check, "%v", call.err)
+		return "example"
+	case call.reply.Error != nil:
+		if call.reply.Error.Code == abi.CodeInvalidParams {
+			c.r.add(OK, check, "refused as invalid params (-32602): %s", shortText(call.reply.Error.Message, 120))
+		} else {
+			c.r.add(Fail, check, "a JSON-RPC error %d %q", call.reply.Error.Code, call.reply.Error.Message)
+		}
+		return "example"
+	}
+	var out struct {
+		Completion *struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+	}
+	if json.Unmarshal(call.reply.Result, &out) != nil || out.Completion == nil || out.Completion.Values == nil {
+		c.r.add(Fail, check, "the result is not {completion: {values: [strings]}}: %s", shortText(string(call.reply.Result), 120))
+		return "example"
+	}
+	if rpcErr != nil {
+		c.r.add(Fail, check, "the server refused the answer: %s", rpcErr.Message)
+		return "example"
+	}
+	if len(out.Completion.Values) == 0 {
+		c.r.add(OK, check, "no values")
+		return "example"
+	}
+	c.r.add(OK, check, "%s, the first used", plural(len(out.Completion.Values), "value"))
+	return out.Completion.Values[0]
 }
 
 // ids reports whether every answer carried the host's request id.
@@ -618,9 +681,9 @@ func (w *warnings) list() []string {
 	return append([]string(nil), w.items...)
 }
 
-// fillTemplate makes a URI from an RFC 6570 level-1 template, every
-// variable "example".
-func fillTemplate(t string) string {
+// fillTemplate makes a URI from an RFC 6570 level-1 template, each
+// variable's value given by value.
+func fillTemplate(t string, value func(name string) string) string {
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(t, '{')
@@ -634,7 +697,7 @@ func fillTemplate(t string) string {
 			return b.String()
 		}
 		b.WriteString(t[:i])
-		b.WriteString("example")
+		b.WriteString(url.PathEscape(value(t[i+1 : i+j])))
 		t = t[i+j+1:]
 	}
 }

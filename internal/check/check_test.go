@@ -101,6 +101,7 @@ func TestCheckConforming(t *testing.T) {
 		"tool pattern: answers":                Skip,
 		"resource rules://doc: read":           OK,
 		"prompt hello: get":                    OK,
+		"prompt hello: completion of who":      OK,
 		"ids echoed":                           OK,
 		"closed stdin":                         OK,
 		"limits":                               OK,
@@ -112,6 +113,9 @@ func TestCheckConforming(t *testing.T) {
 	}
 	if d := line(t, r, "tool pattern: answers").Detail; !strings.Contains(d, "cannot generate") {
 		t.Errorf("the skip says %q, want it to say it cannot generate", d)
+	}
+	if d := line(t, r, "prompt hello: get").Detail; !strings.Contains(d, `{"who":"Ada"}`) {
+		t.Errorf("prompt get %q did not use the first completion", d)
 	}
 	if d := line(t, r, "tool confirm: invalid arguments refused").Detail; !strings.Contains(d, "guest never ran") {
 		t.Errorf("refusal detail %q", d)
@@ -146,6 +150,7 @@ func TestCheckBrokenRules(t *testing.T) {
 		{"crashdecline", []string{"tool confirm: answers", "tool confirm: requests to the client"}, "exited with code 2"},
 		{"badresource", []string{"resource rules://doc: read"}, "no contents"},
 		{"badprompt", []string{"prompt hello: get"}, `role "system"`},
+		{"badcomplete", []string{"prompt hello: completion of who"}, "not {completion: {values"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {

@@ -11,6 +11,7 @@
 //	crashdecline traps when the client declines its elicitation
 //	badresource answers a resource read without contents
 //	badprompt   answers a prompt with a message of role "system"
+//	badcomplete answers a completion without values
 package main
 
 import (
@@ -26,7 +27,8 @@ const describe = `{"abiVersion":1,"name":"rules","version":"1.0.0",
  {"name":"confirm","inputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":2,"maximum":4}},"required":["n"],"additionalProperties":false}},
  {"name":"pattern","inputSchema":{"type":"object","properties":{"code":{"type":"string","pattern":"^[QZ]{7}$"}},"required":["code"]}}],
 "resources":[{"uri":"rules://doc","name":"doc","mimeType":"text/plain"}],
-"prompts":[{"name":"hello","arguments":[{"name":"who","required":true}]}]}`
+"prompts":[{"name":"hello","arguments":[{"name":"who","required":true}]}],
+"completions":true}`
 
 type msg struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -130,6 +132,11 @@ func main() {
 		result = `{"contents":[{"uri":"rules://doc","mimeType":"text/plain","text":"the rules"}]}`
 		if mode == "badresource" {
 			result = `{"contents":[]}`
+		}
+	case "completion/complete":
+		result = `{"completion":{"values":["Ada","Bob"],"total":2}}`
+		if mode == "badcomplete" {
+			result = `{"completion":{}}`
 		}
 	case "prompts/get":
 		role := "user"
