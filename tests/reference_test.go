@@ -64,14 +64,25 @@ func TestReferenceToolSets(t *testing.T) {
 				}
 			})
 			t.Run("stdio", func(t *testing.T) {
+				// Two sessions: one declaring elicitation, answering it
+				// in-band; one without, for the error case.
 				s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false")
 				c := newStdioClientCaps(t, s, `{"elicitation":{}}`)
-				assertReference(t, c, func(answer string) map[string]any { return stdioAsk(t, c, answer) })
+				s2 := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false")
+				plain := newStdioClient(t, s2)
+				assertReference(t, c, plain, func(answer string) map[string]any { return stdioAsk(t, c, `"result":`+answer) })
+				// The client's own error answer reaches the tool's result.
+				r := resultOf(t, stdioAsk(t, c, `"error":{"code":-1,"message":"the user closed the dialog"}`))
+				if r["isError"] != true || firstText(t, r) != "the user closed the dialog" {
+					t.Errorf("ask answered with an error: %v, want isError with the error's message", r)
+				}
 			})
 			t.Run("http", func(t *testing.T) {
 				s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false")
 				c := &httpClient{t: t, url: s.url, ch: make(chan string, 1)}
-				assertReference(t, c, func(answer string) map[string]any { return httpAsk(t, c, answer) })
+				// c.request declares no capability; httpAsk declares
+				// elicitation.
+				assertReference(t, c, c, func(answer string) map[string]any { return httpAsk(t, c, answer) })
 			})
 		})
 	}
@@ -102,10 +113,11 @@ func buildReference(t *testing.T, script string) string {
 	return dir
 }
 
-// assertReference drives the reference surface through c; ask runs the
-// ask tool with the client answering elicitation/create with answer (a
+// assertReference drives the reference surface through c; plain is a
+// client that declared no elicitation capability (it may be c); ask runs
+// the ask tool with the client answering elicitation/create with answer (a
 // result object) and returns the final JSON-RPC response.
-func assertReference(t *testing.T, c mcpClient, ask func(answer string) map[string]any) {
+func assertReference(t *testing.T, c, plain mcpClient, ask func(answer string) map[string]any) {
 	// tools/list: the four tools with their schemas.
 	list := resultOf(t, decode(t, c.request("tools/list", `{}`, nil)))
 	tools, _ := list["tools"].([]any)
@@ -180,6 +192,15 @@ func assertReference(t *testing.T, c mcpClient, ask func(answer string) map[stri
 	if text := firstText(t, resultOf(t, ask(`{"action":"decline"}`))); text != "no name given" {
 		t.Errorf("ask (decline) answered %q, want \"no name given\"", text)
 	}
+	if text := firstText(t, resultOf(t, ask(`{"action":"cancel"}`))); text != "no name given" {
+		t.Errorf("ask (cancel) answered %q, want \"no name given\"", text)
+	}
+	// An error answer is a tool error with the error's message: a client
+	// without the elicitation capability gets the guest the host's -32021.
+	noCap := resultOf(t, decode(t, plain.request("tools/call", `{"name":"ask","arguments":{}}`, nil)))
+	if want := "The client did not declare the elicitation capability"; noCap["isError"] != true || firstText(t, noCap) != want {
+		t.Errorf("ask without elicitation: %v, want isError with %q", noCap, want)
+	}
 
 	// The resource and the prompt.
 	res := resultOf(t, decode(t, c.request("resources/list", `{}`, nil)))
@@ -231,7 +252,8 @@ func promptArgs(list map[string]any) []map[string]any {
 }
 
 // stdioAsk calls ask over a 2025-11-25 stdio session and answers the
-// server's elicitation/create request.
+// server's elicitation/create request with answer, the response's
+// "result": … or "error": … member.
 func stdioAsk(t *testing.T, c *stdioClient, answer string) map[string]any {
 	t.Helper()
 	done := make(chan string, 1)
@@ -250,7 +272,7 @@ func stdioAsk(t *testing.T, c *stdioClient, answer string) map[string]any {
 				continue
 			}
 			checkElicitation(t, m.Params)
-			c.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + answer + `}`)
+			c.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,` + answer + `}`)
 		case resp := <-done:
 			return decode(t, resp)
 		case <-deadline:
