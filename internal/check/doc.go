@@ -5,7 +5,8 @@
 // watching what the guest itself writes (through a recording wrapper of the
 // module). It checks the description, calls every tool with arguments
 // generated from its input schema (gen.go) and with arguments the schema
-// refuses, reads the resources, gets the prompts, answers the guest's
-// requests to the client with canned refusals, runs the guest with its
-// stdin closed, and reports one line per check.
+// refuses, reads the resources and templates and gets the prompts (with
+// values from the module's completions when it offers them), answers the
+// guest's requests to the client with canned refusals, runs the guest with
+// its stdin closed, and reports one line per check.
 package check
