@@ -201,6 +201,10 @@ func (c *checker) tool(t *abi.Tool) {
 		c.r.add(OK, name+": schemas", "input schema compiles, an object at the root; no output schema")
 	}
 
+	if t.Execution != nil && t.Execution.TaskSupport == abi.TaskRequired {
+		c.r.add(Skip, name+": answers", "taskSupport is required: the tool is called only as a task, and the check calls tools inline")
+		return
+	}
 	v, err := Generate(t.InputSchema)
 	var args []byte
 	if err == nil {

@@ -99,6 +99,7 @@ func TestCheckConforming(t *testing.T) {
 		"tool confirm: answers":                OK,
 		"tool confirm: requests to the client": OK,
 		"tool pattern: answers":                Skip,
+		"tool later: answers":                  Skip,
 		"resource rules://doc: read":           OK,
 		"prompt hello: get":                    OK,
 		"prompt hello: completion of who":      OK,
