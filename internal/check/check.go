@@ -111,14 +111,13 @@ func (c *checker) run(opts Options) {
 // and roots, so the guest's requests reach the check's client.
 func (c *checker) initialize() error {
 	params := `{"protocolVersion":"` + clientRevision + `","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"wasmcp-check","version":"1"}}`
-	res, rpcErr, err := c.request("initialize", []byte(params))
+	_, rpcErr, err := c.request("initialize", []byte(params))
 	if err != nil {
 		return err
 	}
 	if rpcErr != nil {
 		return fmt.Errorf("initialize: %s", rpcErr.Message)
 	}
-	_ = res
 	msg, _, perr := protocol.Decode([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if perr != nil {
 		return errors.New(perr.Message)
