@@ -46,6 +46,12 @@ func (s *Server) AddListener(l *Listener) (remove func()) {
 // SetCatalog swaps the catalog and tells the listeners what changed.
 func (s *Server) SetCatalog(c *Catalog) {
 	old := s.cat.Swap(c)
+	s.mu.Lock()
+	if s.catSwap != nil {
+		close(s.catSwap)
+		s.catSwap = nil
+	}
+	s.mu.Unlock()
 	tools := !bytes.Equal(digest(old, "tools"), digest(c, "tools"))
 	prompts := !bytes.Equal(digest(old, "prompts"), digest(c, "prompts"))
 	resources := !bytes.Equal(digest(old, "resources"), digest(c, "resources"))

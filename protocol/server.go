@@ -85,6 +85,9 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[*Listener]struct{}
+	catSwap   chan struct{} // closed at the next SetCatalog (loading.go); under mu
+
+	loading atomic.Pointer[loading] // the initial load under way, if any (StartLoading)
 
 	sealer   *sealer       // seals MRTR request states
 	subsDone chan struct{} // closed by CloseSubscriptions
@@ -290,6 +293,9 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 			sess.Deliver(msg)
 		}
 		return Response{}
+	}
+	if s.loading.Load() != nil {
+		s.awaitLoad(ctx, msg)
 	}
 	r := &request{ctx: ctx, srv: s, cat: s.cat.Load(), msg: msg, sess: sess, stream: stream, hint: hint}
 	if len(msg.Params) > 0 {

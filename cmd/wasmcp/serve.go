@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/wasmcp/wasmcp/auth"
@@ -116,7 +117,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
-	readyWait := fs.Duration("ready-wait", 0, "longest wait for the initial load before serving (0: until every module is loaded or refused); modules still compiling then are added as they finish (clients are told the list changed)")
+	readyWait := fs.Duration("ready-wait", 0, "longest a list request waits for the initial load (0: until every module is loaded or refused); it then lists the modules loaded by then, and the others are added as they finish (clients are told the list changed). Serving starts at once: initialize is answered during the load and a call waits only for its own module")
 	stateKeyFile := fs.String("state-key-file", "", "file holding the key (at least 32 bytes) that seals the requestState of 2026-07-28 input_required results; replicas must share it (default: a random key per process)")
 	var hf httpFlags
 	hf.register(fs)
@@ -241,48 +242,68 @@ Flags:
 	if err := ops.listen(&of, *httpAddr); err != nil {
 		return err
 	}
+	// The summary line is logged once the listener serves and the initial
+	// load has ended (its counts are the loaded catalog's).
+	summary := &startSummary{log: func(listeners []string, who string) { ops.summary(srv, listeners, &ef, &tf, who) }}
 	// HTTP binds before the modules load: a port in use is reported at
 	// once, not after every module has compiled.
 	var httpLn net.Listener
 	var httpOpts mcphttp.Options
 	if *httpAddr != "" {
 		if httpLn, httpOpts, err = listenHTTP(*httpAddr, &hf, &af, *maxBatch, log, ops.httpOptions(&of, func(url string) {
-			ops.summary(srv, append([]string{url}, ops.listenerURLs()...), &ef, &tf, af.provider)
+			summary.listening(append([]string{url}, ops.listenerURLs()...), af.provider)
 		})); err != nil {
 			return err
 		}
 		defer httpLn.Close()
 	}
-	// Modules whose description is cached are listed without compiling;
-	// the others compile concurrently. Serving starts once all are in (or
-	// after --ready-wait with those that are); a signal ends the wait (and
-	// the process) at once, even mid-compile.
-	loaded := make(chan error, 1)
+	// Serving starts at once and the initial load runs beside it: modules
+	// whose description is cached are listed without compiling, the others
+	// compile concurrently. Until the load ends, initialize and ping are
+	// answered at once, a call waits only for its own module, and a list
+	// waits for the load (at most --ready-wait); /readyz answers 503 (see
+	// protocol.Server.StartLoading). A signal ends the process at once, even
+	// mid-compile. A load that cannot read the directory ends serving.
 	start := time.Now()
-	go func() { loaded <- reg.Load(ctx) }()
-	var waited <-chan time.Time
-	if *readyWait > 0 {
-		waited = time.After(*readyWait)
-	}
-	select {
-	case err := <-loaded:
+	serveCtx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	loadDone := srv.StartLoading(*readyWait)
+	defer loadDone()
+	var loadErr error
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		err := reg.Load(ctx)
+		loadDone()
 		if err != nil {
-			return err
+			loadErr = err
+			stopServing(err)
+			return
 		}
-		log.Info("modules loaded", "took", time.Since(start).Round(time.Millisecond))
-	case <-waited:
-		log.Warn("modules still loading; serving those loaded, the others are added as they finish", "waited", *readyWait)
-	case <-ctx.Done():
-		return nil
+		if ctx.Err() == nil {
+			log.Info("modules loaded", "took", time.Since(start).Round(time.Millisecond))
+			ops.health.CatalogLoaded()
+			summary.loaded()
+		}
+	}()
+	// The error of the initial load, when it ended serving.
+	failed := func(err error) error {
+		select {
+		case <-loaded:
+			if loadErr != nil {
+				return loadErr
+			}
+		default:
+		}
+		return err
 	}
-	ops.health.CatalogLoaded()
 	if httpLn != nil {
-		return serveHTTP(ctx, srv, httpLn, httpOpts, log)
+		return failed(serveHTTP(serveCtx, srv, httpLn, httpOpts, log))
 	}
 	ops.health.Listening(true) // stdin is open
-	ops.summary(srv, append([]string{"stdio"}, ops.listenerURLs()...), &ef, &tf, "local user (stdio)")
+	summary.listening(append([]string{"stdio"}, ops.listenerURLs()...), "local user (stdio)")
 	log.Info("serving MCP on stdio", "tools", *tools)
-	return stdio.Serve(ctx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name})
+	return failed(stdio.Serve(serveCtx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name}))
 }
 
 // checkDir checks a directory flag: it must exist and be a directory.
@@ -297,4 +318,40 @@ func checkDir(flagName, dir string) error {
 		return fmt.Errorf("%s %s: not a directory", flagName, dir)
 	}
 	return nil
+}
+
+// startSummary logs the start-up summary once both the listener serves and
+// the initial load has ended, whichever comes last.
+type startSummary struct {
+	log func(listeners []string, who string)
+
+	mu        sync.Mutex
+	listeners []string
+	who       string
+	done      bool // the load ended
+	logged    bool
+}
+
+func (s *startSummary) listening(listeners []string, who string) {
+	s.mu.Lock()
+	s.listeners, s.who = listeners, who
+	s.mu.Unlock()
+	s.try()
+}
+
+func (s *startSummary) loaded() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+	s.try()
+}
+
+func (s *startSummary) try() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logged || !s.done || s.listeners == nil {
+		return
+	}
+	s.logged = true
+	s.log(s.listeners, s.who)
 }

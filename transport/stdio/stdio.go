@@ -257,8 +257,17 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		c.respond(c.srv.Handle(ctx, c.sess, msg, c.w, protocol.Hint{Principal: c.principal}))
 		return
 	}
-	c.queue(c.srv.ModuleOf(msg), job{msg: msg}, msg.ID)
+	key := c.srv.ModuleOf(msg)
+	if key == "" && c.srv.AwaitsLoad(msg) {
+		key = loadingLane
+	}
+	c.queue(key, job{msg: msg}, msg.ID)
 }
+
+// loadingLane admits the requests that wait for the server's initial load
+// (protocol.Server.AwaitsLoad), apart from what the host answers at once.
+// No module is named so: a module name is a file name.
+const loadingLane = "\x00loading"
 
 // queue admits a job to its module's lane: it starts at once when the lane
 // has a free worker, waits when the lane's queue has room, and is refused
@@ -282,7 +291,9 @@ func (c *conn) queue(key string, j job, id []byte) {
 	default:
 		c.mu.Unlock()
 		msg := "Server overloaded: too many requests in flight"
-		if key != "" {
+		if key == loadingLane {
+			msg += " waiting for the modules to load"
+		} else if key != "" {
 			msg += " for module " + key
 		}
 		c.write(protocol.ErrorResponse(id, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}))
