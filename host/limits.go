@@ -3,6 +3,8 @@ package host
 import (
 	"fmt"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
 // Limits bound what one call of a module may use. A zero field means the
@@ -24,6 +26,62 @@ type Limits struct {
 	// (wasmrewrite.ClampTables). Every element is 8 bytes of host memory
 	// outside MemoryBytes.
 	TableElements uint64
+	// Structure bounds the module's shape at load.
+	Structure Structure
+}
+
+// Structure bounds a module's shape. It is checked at load, before wazero
+// decodes or compiles the module (wazero's decoder allocates what a module
+// declares, and compiling costs time and memory that grow with the
+// module: a million functions took 13 s and 590 MB); a module over one is
+// refused, naming the policy key. A zero field means the default from
+// DefaultLimits().
+type Structure struct {
+	Functions    uint32 // imported and defined functions (policy max_functions)
+	Types        uint32 // function types (max_types)
+	Imports      uint32 // imports (max_imports)
+	Locals       uint32 // declared locals of one function (max_locals)
+	CodeBytes    uint32 // the code section, every function body together (max_code)
+	DataSegments uint32 // data segments (max_data_segments)
+	DataBytes    uint32 // the bytes of all data segments together (max_data)
+	ElemSegments uint32 // element segments (max_elem_segments)
+}
+
+// defaultStructure is the part of wasmrewrite.DefaultCaps a policy may
+// change.
+func defaultStructure() Structure {
+	c := wasmrewrite.DefaultCaps()
+	return Structure{Functions: c.Functions, Types: c.Types, Imports: c.Imports, Locals: c.Locals,
+		CodeBytes: c.CodeBytes, DataSegments: c.DataSegments, DataBytes: c.DataBytes, ElemSegments: c.ElemSegments}
+}
+
+// withDefaults returns s with every zero field taken from d.
+func (s Structure) withDefaults(d Structure) Structure {
+	for _, f := range []struct{ v, d *uint32 }{
+		{&s.Functions, &d.Functions}, {&s.Types, &d.Types}, {&s.Imports, &d.Imports}, {&s.Locals, &d.Locals},
+		{&s.CodeBytes, &d.CodeBytes}, {&s.DataSegments, &d.DataSegments}, {&s.DataBytes, &d.DataBytes}, {&s.ElemSegments, &d.ElemSegments},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	return s
+}
+
+// caps are the structural caps of a module under s: the host's defaults
+// with s's fields.
+func (s Structure) caps() wasmrewrite.Caps {
+	c := wasmrewrite.DefaultCaps()
+	c.Functions, c.Types, c.Imports, c.Locals = s.Functions, s.Types, s.Imports, s.Locals
+	c.CodeBytes, c.DataSegments, c.DataBytes, c.ElemSegments = s.CodeBytes, s.DataSegments, s.DataBytes, s.ElemSegments
+	return c
+}
+
+// structureKeys are the policy keys of the caps a policy may change, by
+// wasmrewrite.Caps field name.
+var structureKeys = map[string]string{
+	"Functions": "max_functions", "Types": "max_types", "Imports": "max_imports", "Locals": "max_locals",
+	"CodeBytes": "max_code", "DataSegments": "max_data_segments", "DataBytes": "max_data", "ElemSegments": "max_elem_segments",
 }
 
 // DefaultLimits returns the limits of a module without a policy.
@@ -37,6 +95,7 @@ func DefaultLimits() Limits {
 		// million functions wasmrewrite.DefaultCaps admits; Go's wasm
 		// port puts every function in its table.
 		TableElements: 1_000_000,
+		Structure:     defaultStructure(),
 	}
 }
 
@@ -57,6 +116,7 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	if l.TableElements == 0 {
 		l.TableElements = d.TableElements
 	}
+	l.Structure = l.Structure.withDefaults(d.Structure)
 	return l
 }
 

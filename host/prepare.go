@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,8 +18,12 @@ import (
 // bounds its tables to l.TableElements (wasmrewrite.ClampTables). It
 // returns the module to compile and what Check learned of it.
 func prepare(wasm []byte, l Limits) ([]byte, *wasmrewrite.Info, error) {
-	info, err := wasmrewrite.Check(wasm, wasmrewrite.DefaultCaps())
+	info, err := wasmrewrite.Check(wasm, l.Structure.caps())
 	if err != nil {
+		var over *wasmrewrite.OverCapError
+		if errors.As(err, &over) && structureKeys[over.Cap] != "" {
+			return nil, nil, fmt.Errorf("does not compile: %w (checked before compiling; limit %s)", err, structureKeys[over.Cap])
+		}
 		return nil, nil, fmt.Errorf("does not compile: %w (checked before compiling)", err)
 	}
 	out, err := wasmrewrite.ClampTables(wasm, l.TableElements)

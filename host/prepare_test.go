@@ -169,11 +169,25 @@ func TestGoGuestFitsTheCaps(t *testing.T) {
 		table += l.Min
 	}
 	caps := wasmrewrite.DefaultCaps()
-	t.Logf("probe: %d bytes, %d functions, table %d elements, max nesting %d, max loop nesting %d, nesting work %d, loop work %d",
-		len(probeWasm), info.Functions, table, info.MaxNesting, info.MaxLoopNesting, info.NestingWork, info.LoopWork)
+	t.Logf("probe: %d bytes, %d functions, %d types, %d imports, table %d elements, max nesting %d, max loop nesting %d, nesting work %d, loop work %d",
+		len(probeWasm), info.Functions, info.Types, len(info.Imports), table, info.MaxNesting, info.MaxLoopNesting, info.NestingWork, info.LoopWork)
+	t.Logf("probe: code %d bytes, max locals %d, %d data segments of %d bytes, %d element segments",
+		info.CodeBytes, info.MaxLocals, info.DataSegments, info.DataBytes, info.ElemSegments)
 	const margin = 8
+	// Go's linker writes a data segment per symbol: 41,000 for this 3.9 MB
+	// probe; the cap (V8's) admits Go guests to about 9 MB of wasm before
+	// data segments bind.
+	if info.DataSegments*2 > caps.DataSegments {
+		t.Fatalf("the probe has %d data segments, within 2x of the cap %d", info.DataSegments, caps.DataSegments)
+	}
 	switch {
 	case uint64(info.Functions)*margin > uint64(caps.Functions),
+		uint64(info.Types)*margin > uint64(caps.Types),
+		uint64(len(info.Imports))*margin > uint64(caps.Imports),
+		info.CodeBytes*margin > uint64(caps.CodeBytes),
+		info.MaxLocals*margin > uint64(caps.Locals),
+		info.DataBytes*margin > uint64(caps.DataBytes),
+		uint64(info.ElemSegments)*margin > uint64(caps.ElemSegments),
 		table*margin > DefaultLimits().TableElements,
 		info.MaxNesting*margin > caps.Nesting,
 		info.MaxLoopNesting*margin > caps.LoopNesting,

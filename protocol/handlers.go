@@ -66,7 +66,10 @@ func (r *request) capabilities() map[string]any {
 	} else {
 		caps["extensions"] = map[string]any{ExtTasks: map[string]any{}}
 	}
-	if r.cat.HasCompletions() {
+	// During the initial load (StartLoading) a module still loading may
+	// bring completions: they are declared, and a completion/complete that
+	// no loaded module serves answers an empty completion.
+	if r.cat.HasCompletions() || r.srv.Loading() {
 		caps["completions"] = map[string]any{}
 	}
 	if r.cat.HasSkills() {

@@ -50,6 +50,14 @@ type policyFile struct {
 	MaxOutput    *byteSize           `toml:"max_output"`
 	MaxLine      *byteSize           `toml:"max_line"`
 	TableElems   *int64              `toml:"table_elements"`
+	MaxFunctions *int64              `toml:"max_functions"`
+	MaxTypes     *int64              `toml:"max_types"`
+	MaxImports   *int64              `toml:"max_imports"`
+	MaxLocals    *int64              `toml:"max_locals"`
+	MaxCode      *byteSize           `toml:"max_code"`
+	MaxDataSegs  *int64              `toml:"max_data_segments"`
+	MaxData      *byteSize           `toml:"max_data"`
+	MaxElemSegs  *int64              `toml:"max_elem_segments"`
 	MaxInstances *int                `toml:"max_instances"`
 	MaxQueue     *int                `toml:"max_queue"`
 	Stderr       *string             `toml:"stderr"`
@@ -133,7 +141,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_instances, max_queue, stderr, mode, [[mount]] host/guest/mode, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, [[mount]] host/guest/mode, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -142,6 +150,14 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 // maxTableElements is the largest table_elements: 512 MiB of host memory
 // at 8 bytes an element.
 const maxTableElements = 64 << 20
+
+// maxStructure are the largest structural caps a policy may set: the
+// limits browsers' engines publish (V8's wasm-limits.h), past which no
+// engine on the web compiles a module either.
+var maxStructure = struct{ Functions, Types, Imports, Locals, CodeBytes, DataSegments, DataBytes, ElemSegments int64 }{
+	Functions: 1_000_000, Types: 1_000_000, Imports: 100_000, Locals: 50_000,
+	CodeBytes: 1 << 30, DataSegments: 100_000, DataBytes: 1 << 30, ElemSegments: 10_000_000,
+}
 
 // maxMemory is the largest memory a wasm32 instance can have.
 const maxMemory = 4 << 30
@@ -181,6 +197,30 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 			return p, fmt.Errorf("table_elements must be between 1 and %d", maxTableElements)
 		}
 		p.Limits.TableElements = uint64(*f.TableElems)
+	}
+	st := &p.Limits.Structure
+	for _, c := range []struct {
+		key string
+		v   *int64
+		to  *uint32
+		max int64
+	}{
+		{"max_functions", f.MaxFunctions, &st.Functions, maxStructure.Functions},
+		{"max_types", f.MaxTypes, &st.Types, maxStructure.Types},
+		{"max_imports", f.MaxImports, &st.Imports, maxStructure.Imports},
+		{"max_locals", f.MaxLocals, &st.Locals, maxStructure.Locals},
+		{"max_code", (*int64)(f.MaxCode), &st.CodeBytes, maxStructure.CodeBytes},
+		{"max_data_segments", f.MaxDataSegs, &st.DataSegments, maxStructure.DataSegments},
+		{"max_data", (*int64)(f.MaxData), &st.DataBytes, maxStructure.DataBytes},
+		{"max_elem_segments", f.MaxElemSegs, &st.ElemSegments, maxStructure.ElemSegments},
+	} {
+		if c.v == nil {
+			continue
+		}
+		if *c.v <= 0 || *c.v > c.max {
+			return p, fmt.Errorf("%s must be between 1 and %d", c.key, c.max)
+		}
+		*c.to = uint32(*c.v)
 	}
 	if f.MaxInstances != nil {
 		if *f.MaxInstances < 0 {

@@ -263,6 +263,20 @@ func TestParsePolicyTableElements(t *testing.T) {
 	}
 }
 
+func TestParsePolicyStructure(t *testing.T) {
+	src := "max_functions = 500000\nmax_types = 10\nmax_imports = 5\nmax_locals = 100\nmax_code = \"1MiB\"\nmax_data_segments = 7\nmax_data = \"2MiB\"\nmax_elem_segments = 3\n"
+	p, err := ParsePolicy([]byte(src), t.TempDir(), lookupFrom(nil))
+	want := host.Structure{Functions: 500000, Types: 10, Imports: 5, Locals: 100, CodeBytes: 1 << 20, DataSegments: 7, DataBytes: 2 << 20, ElemSegments: 3}
+	if err != nil || p.Limits.Structure != want {
+		t.Fatalf("got %+v, %v", p.Limits.Structure, err)
+	}
+	for _, bad := range []string{"max_functions = 0", "max_functions = 1000001", "max_locals = 50001", "max_code = \"2GiB\"", "max_elem_segments = -1"} {
+		if _, err := ParsePolicy([]byte(bad), t.TempDir(), lookupFrom(nil)); err == nil || !strings.Contains(err.Error(), "must be between 1 and") {
+			t.Errorf("%s: got %v", bad, err)
+		}
+	}
+}
+
 func TestParsePolicyHTTP(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "key.txt"), []byte("filekey\n"), 0o600); err != nil {

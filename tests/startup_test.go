@@ -1,54 +1,38 @@
 package tests
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
-// slowStartTools is a tools directory of two modules: small (a WAT guest
-// that loads in milliseconds) and slowstart (tests/testdata/slowstart,
-// whose every instance, its describe run at load included, sleeps 6 s
-// before serving).
+// slowStartTools is a tools directory of two WAT modules: small
+// (testdata/small, which loads in milliseconds) and slowstart
+// (testdata/slowstart, whose every instance, its describe run at load
+// included, sleeps 5 s before it serves).
 func slowStartTools(t *testing.T) string {
 	t.Helper()
-	slowOnce.Do(func() {
-		slowDir = filepath.Join(workDir, "slowstart")
-		if slowErr = os.MkdirAll(slowDir, 0o755); slowErr != nil {
-			return
+	dir := t.TempDir()
+	for _, f := range []string{"small/small.wasm", "slowstart/slowstart.wasm"} {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if slowErr = guestbuild.Build(context.Background(), "./testdata/slowstart", filepath.Join(slowDir, "slowstart.wasm")); slowErr != nil {
-			return
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		var small []byte
-		if small, slowErr = os.ReadFile("testdata/small/small.wasm"); slowErr == nil {
-			slowErr = os.WriteFile(filepath.Join(slowDir, "small.wasm"), small, 0o644)
-		}
-	})
-	if slowErr != nil {
-		t.Fatal(slowErr)
 	}
-	return slowDir
+	return dir
 }
-
-var (
-	slowOnce sync.Once
-	slowDir  string
-	slowErr  error
-)
 
 // loadedYet reports whether the server logged the end of its initial load.
 func loadedYet(s *served) bool { return strings.Contains(s.stderr.String(), "modules loaded") }
 
 // TestStdioAnswersDuringTheInitialLoad: over stdio, initialize is answered
-// while a module is still loading (its describe run takes 6 s), a call of
+// while a module is still loading (its describe run takes 5 s), a call of
 // the module that has loaded is answered before the load ends, a call of
 // the slow module waits for that module, and tools/list, which waits for
 // the load, lists both.

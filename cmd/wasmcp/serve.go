@@ -35,6 +35,8 @@ type engineFlags struct {
 	codeMemory   byteSize
 	compilations int
 	describe     time.Duration
+	maxFunctions uint
+	maxCode      byteSize
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -55,6 +57,20 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.codeMemory, "code-memory", "budget for compiled code (e.g. 512MiB): past it, the least recently called modules' code is closed and compiled again from the cache on their next call")
 	fs.IntVar(&f.compilations, "compilations", host.DefaultCompilations(), "modules compiled at once")
 	fs.DurationVar(&f.describe, "describe-timeout", host.DefaultDescribeTimeout, "deadline of a module's describe run at load")
+	fs.UintVar(&f.maxFunctions, "max-functions", uint(host.DefaultLimits().Structure.Functions), "default cap on a module's functions, checked at load before compiling (policy max_functions overrides it)")
+	f.maxCode = byteSize(host.DefaultLimits().Structure.CodeBytes)
+	fs.Var(&f.maxCode, "max-code", "default cap on a module's code section, e.g. 64MiB, checked at load before compiling (policy max_code overrides it)")
+}
+
+// structure is the server's default host.Structure from the flags.
+func (f *engineFlags) structure() (host.Structure, error) {
+	switch {
+	case f.maxFunctions == 0 || f.maxFunctions > 1_000_000:
+		return host.Structure{}, fmt.Errorf("--max-functions %d: want between 1 and 1000000", f.maxFunctions)
+	case f.maxCode <= 0 || f.maxCode > 1<<30:
+		return host.Structure{}, fmt.Errorf("--max-code %s: want between 1B and 1GiB", host.FormatBytes(int64(f.maxCode)))
+	}
+	return host.Structure{Functions: uint32(f.maxFunctions), CodeBytes: uint32(f.maxCode)}, nil
 }
 
 func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
@@ -62,10 +78,14 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := f.structure()
+	if err != nil {
+		return nil, err
+	}
 	return host.NewEngine(host.Config{
 		CacheDir:        f.cacheDir,
 		CacheMaxBytes:   int64(f.cacheMax),
-		Limits:          host.Limits{MemoryBytes: uint64(f.memory), Timeout: f.timeout, OutputBytes: int64(f.output)},
+		Limits:          host.Limits{MemoryBytes: uint64(f.memory), Timeout: f.timeout, OutputBytes: int64(f.output), Structure: st},
 		Logger:          log,
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),

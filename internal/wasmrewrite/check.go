@@ -23,6 +23,8 @@ type Caps struct {
 	Exports      uint32
 	ElemSegments uint32
 	DataSegments uint32
+	DataBytes    uint32 // the bytes of all data segments together
+	CodeBytes    uint32 // the code section: every function body together
 	BodyBytes    uint32 // one function body
 	Locals       uint32 // declared locals of one function
 	Nesting      uint32 // block, loop and if nesting in one function
@@ -36,27 +38,34 @@ type Caps struct {
 	BrTable               uint32 // targets of one br_table
 }
 
-// DefaultCaps are the caps the host uses. Most are the limits browsers'
-// engines publish for WebAssembly (V8's wasm-limits.h, shared with
-// SpiderMonkey and JavaScriptCore): a module they refuse runs nowhere on
-// the web either. Tables and memories are far below the browsers' (the
-// host runs one memory, and every table is memory the linear-memory cap
-// does not see), and Nesting is chosen from wazero's compile time (see
+// DefaultCaps are the caps the host uses. The counts and sizes are well
+// below the limits browsers' engines publish (V8's wasm-limits.h, shared
+// with SpiderMonkey and JavaScriptCore): those admit what a browser tab
+// may compile once, while a host compiles every module of a directory
+// and keeps its code; a module within them that is over these can still
+// be admitted by its policy (host.Structure). They leave the largest
+// real guests room: a Go guest, the densest toolchain output, has about
+// 7,000 functions and 1,000 types per 4 MB (see TestGoGuestFitsTheCaps in
+// package host). Tables and memories are far below the browsers' (the host
+// runs one memory, and every table is memory the linear-memory cap does
+// not see), and Nesting is chosen from wazero's compile time (see
 // BenchmarkCompileNesting and the limits section of ARCHITECTURE.md).
 func DefaultCaps() Caps {
 	return Caps{
 		ModuleBytes:  256 << 20,
-		Types:        1_000_000,
+		Types:        100_000,
 		Params:       1_000,
-		Imports:      100_000,
-		Functions:    1_000_000,
+		Imports:      1_000,
+		Functions:    100_000,
 		Tables:       100,
 		Memories:     1,
 		Globals:      100_000,
 		Tags:         1_000_000,
 		Exports:      100_000,
-		ElemSegments: 10_000_000,
+		ElemSegments: 10_000,
 		DataSegments: 100_000,
+		DataBytes:    64 << 20,
+		CodeBytes:    64 << 20,
 		BodyBytes:    7_654_321,
 		Locals:       50_000,
 		Nesting:      10_000,
@@ -84,6 +93,11 @@ type Info struct {
 	// NestingWork and LoopWork the module's sums (see Caps).
 	MaxNesting, MaxLoopNesting uint32
 	NestingWork, LoopWork      uint64
+	// Types, DataSegments and ElemSegments count what the module
+	// declares; DataBytes and CodeBytes are the bytes of its data segments
+	// and of its code section; MaxLocals is the most locals of a function.
+	Types, DataSegments, ElemSegments uint32
+	DataBytes, CodeBytes, MaxLocals   uint64
 }
 
 // Check reads a whole module and refuses it, with an error naming the
@@ -95,7 +109,7 @@ type Info struct {
 // indices: wazero does, once Check has passed the module.
 func Check(wasm []byte, c Caps) (*Info, error) {
 	if len(wasm) > c.ModuleBytes {
-		return nil, overCap("the module is %d bytes; the limit is %d", len(wasm), c.ModuleBytes)
+		return nil, overCap("ModuleBytes", "the module is %d bytes; the limit is %d", len(wasm), c.ModuleBytes)
 	}
 	secs, err := Sections(wasm)
 	if err != nil {
@@ -120,9 +134,9 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 		case SecCustom:
 			err = checkCustom(r)
 		case SecType:
-			err = checkTypes(r, c)
+			err = checkTypes(r, c, info)
 		case SecImport:
-			if err = checkCount(r, c.Imports, "imports"); err == nil {
+			if err = checkCount(r, c.Imports, "Imports", "imports"); err == nil {
 				info.Imports, err = readImports(s.Body)
 				r.I = len(r.B)
 			}
@@ -146,7 +160,7 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 				}
 				info.Functions += n
 				if info.Functions > c.Functions {
-					err = overCap("%d functions; the limit is %d", info.Functions, c.Functions)
+					err = overCap("Functions", "%d functions; the limit is %d", info.Functions, c.Functions)
 				}
 			}
 		case SecTable:
@@ -167,7 +181,7 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 			}
 			memories += n
 		case SecTag:
-			err = checkCount(r, c.Tags, "tags")
+			err = checkCount(r, c.Tags, "Tags", "tags")
 			for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
 				r.Byte()
 				r.U32()
@@ -183,7 +197,7 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 			}
 			globals += n
 		case SecExport:
-			err = checkCount(r, c.Exports, "exports")
+			err = checkCount(r, c.Exports, "Exports", "exports")
 			for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
 				r.Name()
 				r.Byte()
@@ -192,13 +206,18 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 		case SecStart:
 			r.U32()
 		case SecElement:
-			err = checkElements(r, c)
+			err = checkElements(r, c, info)
 		case SecDataCount:
 			r.U32()
 		case SecCode:
+			if len(s.Body) > int(c.CodeBytes) {
+				err = overCap("CodeBytes", "the code section is %d bytes; the limit is %d", len(s.Body), c.CodeBytes)
+				break
+			}
+			info.CodeBytes = uint64(len(s.Body))
 			err = checkCode(r, c, info)
 		case SecData:
-			err = checkData(r, c)
+			err = checkData(r, c, info)
 		}
 		if err == nil && r.Err == nil && !r.Done() {
 			r.Fail("trailing bytes")
@@ -212,22 +231,37 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 	}
 	switch {
 	case tables > c.Tables:
-		return nil, overCap("%d tables; the limit is %d", tables, c.Tables)
+		return nil, overCap("Tables", "%d tables; the limit is %d", tables, c.Tables)
 	case memories > c.Memories:
-		return nil, overCap("%d memories; the limit is %d", memories, c.Memories)
+		return nil, overCap("Memories", "%d memories; the limit is %d", memories, c.Memories)
 	case globals > c.Globals:
-		return nil, overCap("%d globals; the limit is %d", globals, c.Globals)
+		return nil, overCap("Globals", "%d globals; the limit is %d", globals, c.Globals)
 	}
 	info.Globals = globals
 	switch {
 	case info.Functions > c.Functions:
-		return nil, overCap("%d functions; the limit is %d", info.Functions, c.Functions)
+		return nil, overCap("Functions", "%d functions; the limit is %d", info.Functions, c.Functions)
 	}
 	return info, nil
 }
 
-func overCap(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrOverCap, fmt.Sprintf(format, a...))
+// OverCapError is Check's error for a module over one of its Caps. It
+// wraps ErrOverCap.
+type OverCapError struct {
+	// Cap names the field of Caps the module exceeds ("Functions"), or
+	// "TableElements" for ClampTables' limit.
+	Cap string
+	// Msg says by how much ("100001 functions; the limit is 100000").
+	Msg string
+}
+
+func (e *OverCapError) Error() string { return ErrOverCap.Error() + ": " + e.Msg }
+
+// Unwrap returns ErrOverCap.
+func (e *OverCapError) Unwrap() error { return ErrOverCap }
+
+func overCap(capName, format string, a ...any) error {
+	return &OverCapError{Cap: capName, Msg: fmt.Sprintf(format, a...)}
 }
 
 // vec reads a vector's length, which must not exceed the bytes left (every
@@ -245,23 +279,24 @@ func vec(r *Reader, what string) (uint32, error) {
 
 // checkCount reads a vector's length and checks it against a cap, leaving
 // the reader where it was.
-func checkCount(r *Reader, cap uint32, what string) error {
+func checkCount(r *Reader, cap uint32, capName, what string) error {
 	at := r.I
 	n, err := vec(r, what)
 	if err == nil && n > cap {
-		err = overCap("%d %s; the limit is %d", n, what, cap)
+		err = overCap(capName, "%d %s; the limit is %d", n, what, cap)
 	}
 	r.I = at
 	return err
 }
 
-func checkTypes(r *Reader, c Caps) error {
+func checkTypes(r *Reader, c Caps, info *Info) error {
 	n, err := vec(r, "types")
 	if err != nil {
 		return err
 	}
+	info.Types = n
 	if n > c.Types {
-		return overCap("%d types; the limit is %d", n, c.Types)
+		return overCap("Types", "%d types; the limit is %d", n, c.Types)
 	}
 	for i := uint32(0); i < n && r.Err == nil; i++ {
 		if form := r.Byte(); form != 0x60 {
@@ -274,7 +309,7 @@ func checkTypes(r *Reader, c Caps) error {
 				return err
 			}
 			if k > c.Params {
-				return overCap("type %d has %d %s; the limit is %d", i, k, what, c.Params)
+				return overCap("Params", "type %d has %d %s; the limit is %d", i, k, what, c.Params)
 			}
 			for ; k > 0; k-- {
 				valType(r)
@@ -308,13 +343,14 @@ func constExpr(r *Reader) {
 	}
 }
 
-func checkElements(r *Reader, c Caps) error {
+func checkElements(r *Reader, c Caps, info *Info) error {
 	n, err := vec(r, "element segments")
 	if err != nil {
 		return err
 	}
+	info.ElemSegments = n
 	if n > c.ElemSegments {
-		return overCap("%d element segments; the limit is %d", n, c.ElemSegments)
+		return overCap("ElemSegments", "%d element segments; the limit is %d", n, c.ElemSegments)
 	}
 	for i := uint32(0); i < n && r.Err == nil; i++ {
 		flags := r.U32()
@@ -346,14 +382,16 @@ func checkElements(r *Reader, c Caps) error {
 	return nil
 }
 
-func checkData(r *Reader, c Caps) error {
+func checkData(r *Reader, c Caps, info *Info) error {
 	n, err := vec(r, "data segments")
 	if err != nil {
 		return err
 	}
+	info.DataSegments = n
 	if n > c.DataSegments {
-		return overCap("%d data segments; the limit is %d", n, c.DataSegments)
+		return overCap("DataSegments", "%d data segments; the limit is %d", n, c.DataSegments)
 	}
+	var total uint64
 	for i := uint32(0); i < n && r.Err == nil; i++ {
 		switch flags := r.U32(); flags {
 		case 0:
@@ -365,8 +403,13 @@ func checkData(r *Reader, c Caps) error {
 		default:
 			r.Fail(fmt.Sprintf("data segment flags %d", flags))
 		}
-		r.Bytes(int(r.U32()))
+		size := r.U32()
+		if total += uint64(size); total > uint64(c.DataBytes) {
+			return overCap("DataBytes", "data segments of more than %d bytes together", c.DataBytes)
+		}
+		r.Bytes(int(size))
 	}
+	info.DataBytes = total
 	return nil
 }
 
@@ -380,7 +423,7 @@ func checkCode(r *Reader, c Caps, info *Info) error {
 	for i := uint32(0); i < n && r.Err == nil; i++ {
 		size := r.U32()
 		if size > c.BodyBytes {
-			return overCap("function body %d is %d bytes; the limit is %d", i, size, c.BodyBytes)
+			return overCap("BodyBytes", "function body %d is %d bytes; the limit is %d", i, size, c.BodyBytes)
 		}
 		body := r.Bytes(int(size))
 		if r.Err != nil {
@@ -391,10 +434,10 @@ func checkCode(r *Reader, c Caps, info *Info) error {
 			return fmt.Errorf("function body %d: %w", i, err)
 		}
 		if work += w; work > c.NestingWork {
-			return overCap("nesting work (the sum of the depths at which blocks open) over %d, reached in function body %d", c.NestingWork, i)
+			return overCap("NestingWork", "nesting work (the sum of the depths at which blocks open) over %d, reached in function body %d", c.NestingWork, i)
 		}
 		if loops += lw; loops > c.LoopWork {
-			return overCap("loop nesting work (the sum of the loop depths at which loops open) over %d, reached in function body %d", c.LoopWork, i)
+			return overCap("LoopWork", "loop nesting work (the sum of the loop depths at which loops open) over %d, reached in function body %d", c.LoopWork, i)
 		}
 		info.NestingWork, info.LoopWork = work, loops
 	}
@@ -414,10 +457,11 @@ func checkBody(fn []byte, c Caps, stack *[]bool, info *Info) (work, loopWork uin
 	for ; groups > 0 && r.Err == nil; groups-- {
 		locals += uint64(r.U32())
 		if locals > uint64(c.Locals) {
-			return 0, 0, overCap("more than %d locals", c.Locals)
+			return 0, 0, overCap("Locals", "more than %d locals", c.Locals)
 		}
 		valType(r)
 	}
+	info.MaxLocals = max(info.MaxLocals, locals)
 	// The open blocks, innermost last: true for a loop. The function's
 	// own block is the first.
 	open := append((*stack)[:0], false)
@@ -431,7 +475,7 @@ func checkBody(fn []byte, c Caps, stack *[]bool, info *Info) (work, loopWork uin
 				return 0, 0, err
 			}
 			if k > c.BrTable {
-				return 0, 0, overCap("a br_table of %d targets; the limit is %d", k, c.BrTable)
+				return 0, 0, overCap("BrTable", "a br_table of %d targets; the limit is %d", k, c.BrTable)
 			}
 			for ; k > 0; k-- {
 				r.U32()
@@ -442,14 +486,14 @@ func checkBody(fn []byte, c Caps, stack *[]bool, info *Info) (work, loopWork uin
 		switch op, _ := r.Instr(); op {
 		case 0x02, 0x03, 0x04:
 			if uint32(len(open)) >= c.Nesting {
-				return 0, 0, overCap("blocks nested deeper than %d", c.Nesting)
+				return 0, 0, overCap("Nesting", "blocks nested deeper than %d", c.Nesting)
 			}
 			open = append(open, op == 0x03)
 			work += uint64(len(open))
 			info.MaxNesting = max(info.MaxNesting, uint32(len(open)))
 			if op == 0x03 {
 				if loopDepth++; loopDepth > c.LoopNesting {
-					return 0, 0, overCap("loops nested deeper than %d", c.LoopNesting)
+					return 0, 0, overCap("LoopNesting", "loops nested deeper than %d", c.LoopNesting)
 				}
 				loopWork += uint64(loopDepth)
 				info.MaxLoopNesting = max(info.MaxLoopNesting, loopDepth)

@@ -11,7 +11,9 @@ func TestCheckRefuses(t *testing.T) {
 		return append(append([]byte{id}, AppendU32(nil, uint32(len(body)))...), body...)
 	}
 	small := DefaultCaps()
-	small.Functions, small.Locals = 1, 10
+	small.Functions, small.Locals, small.DataBytes = 1, 10, 4
+	tinyCode := DefaultCaps()
+	tinyCode.CodeBytes = 3
 	cases := []struct {
 		name string
 		wasm []byte
@@ -25,6 +27,8 @@ func TestCheckRefuses(t *testing.T) {
 		{"too many functions", append([]byte(Header), sec(SecFunction, 2, 0, 0)...), small, ErrOverCap, "2 functions; the limit is 1"},
 		{"too many locals", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 4, 1, 11, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
 		{"locals summing past the cap", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 6, 2, 6, 0x7F, 6, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
+		{"code section too large", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x0B)...), tinyCode, ErrOverCap, "the code section is 4 bytes; the limit is 3"},
+		{"data past the cap", append([]byte(Header), sec(SecData, 2, 1, 3, 'a', 'b', 'c', 1, 2, 'd', 'e')...), small, ErrOverCap, "data segments of more than 4 bytes together"},
 		{"unbalanced body", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x01)...), DefaultCaps(), ErrUnsupported, "ends inside a block"},
 		{"sections out of order", append(append([]byte(Header), sec(SecFunction, 0)...), sec(SecType, 0)...), DefaultCaps(), ErrUnsupported, "out of order"},
 		{"name section counts", append([]byte(Header), sec(SecCustom, append(AppendName(nil, "name"), 1, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F)...)...), DefaultCaps(), ErrUnsupported, "function names declared"},
@@ -33,6 +37,10 @@ func TestCheckRefuses(t *testing.T) {
 		_, err := Check(c.wasm, c.caps)
 		if !errors.Is(err, c.err) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: got %v, want %v mentioning %q", c.name, err, c.err, c.msg)
+		}
+		var over *OverCapError
+		if errors.Is(err, ErrOverCap) && (!errors.As(err, &over) || over.Cap == "") {
+			t.Errorf("%s: %v does not name its cap", c.name, err)
 		}
 	}
 	for i, m := range [][]byte{spinModule(), globalsModule(), nestedModule(9_999, 0x02), nestedModule(1_000, 0x03)} {

@@ -40,7 +40,7 @@ func ClampTables(wasm []byte, limit uint64) ([]byte, error) {
 			return nil, r.Err
 		}
 		if sum > limit {
-			return nil, overCap("its tables declare at least %d elements; the limit is %d", sum, limit)
+			return nil, overCap("TableElements", "its tables declare at least %d elements; the limit is %d", sum, limit)
 		}
 		// Declared maximums first, in order, then the tables without one
 		// share what is left, the first first.
