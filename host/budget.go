@@ -47,17 +47,29 @@ func newMemBudget(bytes int64, wait time.Duration) *memBudget {
 }
 
 // instanceCost is what one instance of a module under l may take from the
-// budget: its linear memory cap, its tables at their cap and its globals
-// (wazero allocates about 90 bytes a global for every instance). The call
-// stack, which wazero grows up to a fixed ceiling, is not counted; see
-// ARCHITECTURE.md, "Limits a module cannot exceed".
+// budget: its linear memory cap, its tables at their cap, its globals
+// (wazero allocates about 90 bytes a global for every instance) and its
+// call stack at wazero's ceiling (stackBytes).
 func instanceCost(l Limits, info *wasmrewrite.Info) int64 {
-	cost := int64(l.memoryPages())*65536 + int64(l.TableElements)*wasmrewrite.TableElementBytes
+	cost := int64(l.memoryPages())*65536 + int64(l.TableElements)*wasmrewrite.TableElementBytes + stackBytes
 	if info != nil {
 		cost += int64(info.Globals) * globalBytes
 	}
 	return cost
 }
+
+// wazeroStackCeiling is the stack length (bytes) past which wazero's
+// compiler engine refuses to grow a call's stack and traps with "stack
+// overflow" (callStackCeiling in wazero 1.12's internal/engine/wazevo; its
+// comment says 400 MB, but it counts the bytes of a []byte). wazero gives a
+// host no way to lower it.
+const wazeroStackCeiling = 50_000_000
+
+// stackBytes is the most one call's stack holds at once: the last growth
+// below the ceiling allocates twice the old length (up to 100 MB) while the
+// old stack (up to 50 MB) is still live, to copy it, plus the frames of the
+// host functions around it. TestStackWithinItsCharge measures it: 148 MB.
+const stackBytes = 3*wazeroStackCeiling + 10<<20
 
 // globalBytes is what wazero allocates per global per instance (measured:
 // 88 bytes with 100,000 globals), rounded up.
@@ -66,7 +78,7 @@ const globalBytes = 96
 // fits reports whether one instance of cost can ever be admitted.
 func (b *memBudget) fits(cost int64) error {
 	if b != nil && cost > b.total {
-		return fmt.Errorf("one instance may use %s (limits memory and table_elements, and its globals), more than the server's whole memory budget of %s (--memory-budget)",
+		return fmt.Errorf("one instance may use %s (limits memory and table_elements, its globals and its call stack), more than the server's whole memory budget of %s (--memory-budget)",
 			FormatBytes(cost), FormatBytes(b.total))
 	}
 	return nil
