@@ -127,6 +127,8 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 		return nil, err
 	}
 	defer m.engine.mem.release(code.cost)
+	m.engine.idle.begin()
+	defer m.engine.idle.end()
 	if st != nil {
 		t1 := time.Now()
 		st.QueueWait = t1.Sub(t0)

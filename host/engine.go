@@ -102,6 +102,7 @@ type Engine struct {
 	descs  *descCache
 	snaps  *snapCache
 	mem    *memBudget
+	idle   idleReturn // returns memory to the OS when calls stop (idle.go)
 	code   *codeBudget
 	pool   compilePool
 	built  atomic.Int64 // compilations done (Engine.build)
@@ -251,6 +252,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		return nil
 	}
 	e.closed = true
+	e.idle.stop()
 	if n := e.active.Load(); n > 0 {
 		e.log.Info("engine closed with compilations running; their runtimes are left to the process's end", "compilations", n)
 		return nil
