@@ -6,7 +6,9 @@
 // transport (--legacy-sse), in the legacy (initialize and session) era
 // and, for the Go SDK, the stateless 2026-07-28 era. Each client lists
 // the tools, calls one with arguments, receives its progress notifications
-// and answers an elicitation.
+// and answers an elicitation. The TypeScript client also has a tools/call
+// stream cut after its first message and resumes it with Last-Event-ID
+// (ts/resume.mjs, TestTypeScriptSDKResumesAStream).
 //
 // TestMain builds the wasmcp command and the example guests once per test
 // binary. The TypeScript tests need Node.js 18 or newer and npm; they run
