@@ -75,9 +75,11 @@ var itemMethods = map[string]bool{
 	"tools/call": true, "prompts/get": true, "resources/read": true, "completion/complete": true,
 }
 
-// awaitLoad holds msg while the initial load has not yet brought what it
-// needs (see StartLoading). It returns at once when no load is under way.
-func (s *Server) awaitLoad(ctx context.Context, msg *Message) {
+// AwaitLoad holds msg while the initial load has not yet brought what it
+// needs (see StartLoading), or until ctx ends. It returns at once when no
+// load is under way. Handle calls it unless Hint.LoadWaited says the
+// transport did.
+func (s *Server) AwaitLoad(ctx context.Context, msg *Message) {
 	l := s.loading.Load()
 	if l == nil || msg.IsNotification() {
 		return
@@ -138,8 +140,9 @@ func (s *Server) names(msg *Message) bool {
 // AwaitsLoad reports whether Handle would hold msg for the initial load
 // (StartLoading): a list request, or a request naming what the catalog
 // does not have yet, while the load is under way. A transport that admits
-// requests per module (ModuleOf) gives these a lane of their own, so that
-// they never hold up what the host answers at once.
+// requests per module (ModuleOf) waits for these (AwaitLoad) before it
+// admits them, so that they hold neither the host's admission nor a
+// module's they may turn out not to belong to.
 func (s *Server) AwaitsLoad(msg *Message) bool {
 	if s.loading.Load() == nil || msg == nil || msg.IsNotification() {
 		return false

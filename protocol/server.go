@@ -186,6 +186,9 @@ type Hint struct {
 	// list changes, subscriptions or logging, and refuses what would
 	// need a stream with "not available in simple mode".
 	Simple bool
+	// LoadWaited says the transport already held the request for the
+	// initial load (Server.AwaitLoad): Handle does not hold it again.
+	LoadWaited bool
 }
 
 // RequestInfo is what a transport may compare its headers against.
@@ -294,8 +297,8 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 		}
 		return Response{}
 	}
-	if s.loading.Load() != nil {
-		s.awaitLoad(ctx, msg)
+	if !hint.LoadWaited && s.loading.Load() != nil {
+		s.AwaitLoad(ctx, msg)
 	}
 	r := &request{ctx: ctx, srv: s, cat: s.cat.Load(), msg: msg, sess: sess, stream: stream, hint: hint}
 	if len(msg.Params) > 0 {

@@ -116,6 +116,7 @@ type conn struct {
 	workers, queueCap int
 	mu                sync.Mutex
 	lanes             map[string]*lane
+	loadWaiting       int            // requests waiting for the initial load (awaitLoad); under mu
 	wg                sync.WaitGroup // running requests
 }
 
@@ -130,6 +131,8 @@ type lane struct {
 type job struct {
 	msg   *protocol.Message
 	batch []byte
+	// loadWaited: the request already waited for the initial load.
+	loadWaited bool
 }
 
 // read is the reader loop: it answers what can be answered at once and
@@ -259,15 +262,40 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 	}
 	key := c.srv.ModuleOf(msg)
 	if key == "" && c.srv.AwaitsLoad(msg) {
-		key = loadingLane
+		c.awaitLoad(msg)
+		return
 	}
 	c.queue(key, job{msg: msg}, msg.ID)
 }
 
-// loadingLane admits the requests that wait for the server's initial load
-// (protocol.Server.AwaitsLoad), apart from what the host answers at once.
-// No module is named so: a module name is a file name.
-const loadingLane = "\x00loading"
+// maxLoadWaiting bounds the requests of one connection waiting for the
+// server's initial load (protocol.Server.AwaitsLoad); past it a request is
+// refused as overloaded.
+const maxLoadWaiting = 1024
+
+// awaitLoad holds a request that waits for the server's initial load on a
+// goroutine of its own, then admits it to the lane of the module that
+// serves it (known by then), so it holds no lane while it waits.
+func (c *conn) awaitLoad(msg *protocol.Message) {
+	c.mu.Lock()
+	if c.loadWaiting >= maxLoadWaiting {
+		c.mu.Unlock()
+		c.write(protocol.ErrorResponse(msg.ID, &protocol.Error{Code: protocol.CodeInternalError,
+			Message: "Server overloaded: too many requests waiting for the modules to load"}))
+		return
+	}
+	c.loadWaiting++
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		c.srv.AwaitLoad(c.ctx, msg)
+		c.mu.Lock()
+		c.loadWaiting--
+		c.mu.Unlock()
+		c.queue(c.srv.ModuleOf(msg), job{msg: msg, loadWaited: true}, msg.ID)
+	}()
+}
 
 // queue admits a job to its module's lane: it starts at once when the lane
 // has a free worker, waits when the lane's queue has room, and is refused
@@ -291,9 +319,7 @@ func (c *conn) queue(key string, j job, id []byte) {
 	default:
 		c.mu.Unlock()
 		msg := "Server overloaded: too many requests in flight"
-		if key == loadingLane {
-			msg += " waiting for the modules to load"
-		} else if key != "" {
+		if key != "" {
 			msg += " for module " + key
 		}
 		c.write(protocol.ErrorResponse(id, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}))
@@ -308,7 +334,7 @@ func (c *conn) run(key string, l *lane, j job) {
 		if j.batch != nil {
 			c.serveBatch(c.ctx, j.batch)
 		} else {
-			c.respond(c.srv.Handle(c.ctx, c.sess, j.msg, c.w, protocol.Hint{Principal: c.principal}))
+			c.respond(c.srv.Handle(c.ctx, c.sess, j.msg, c.w, protocol.Hint{Principal: c.principal, LoadWaited: j.loadWaited}))
 		}
 		c.mu.Lock()
 		if len(l.pending) == 0 {
