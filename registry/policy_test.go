@@ -216,7 +216,9 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatalf("the README's example: %v", err)
 	}
 	want := host.Policy{
-		Limits:       host.Limits{MemoryBytes: 64 << 20, Timeout: 10 * time.Second, OutputBytes: 4 << 20, LineBytes: 1 << 20},
+		// The example shows the structural caps' defaults.
+		Limits: host.Limits{MemoryBytes: 64 << 20, Timeout: 10 * time.Second, OutputBytes: 4 << 20, LineBytes: 1 << 20,
+			Structure: host.DefaultLimits().Structure},
 		MaxInstances: 4, MaxQueue: 16,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data", "stations"), GuestPath: "/stations", ReadOnly: true},
