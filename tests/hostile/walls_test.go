@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -271,3 +272,79 @@ func waitIdle(t *testing.T, pid int, within time.Duration) {
 		}
 	}
 }
+
+// TestRecursionWithinTheBudget: the memory budget counts each call's stack
+// at wazero's ceiling. Four unbounded recursions (hostile's recurse, 64 MiB
+// memory) at once under a budget that fits one of them beside one call of
+// the good module (16 MiB): they run one after another (each ends in a
+// stack overflow, or as busy after waiting 5 s), the good module answers
+// after them, and the server's peak RSS stays under what four stacks at once
+// would take (150 MB each).
+func TestRecursionWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, policy := range map[string]string{
+		"hostile": "memory = \"64MiB\"\ntimeout = \"30s\"\n",
+		"good":    "memory = \"16MiB\"\n",
+	} {
+		wasm, err := os.ReadFile(filepath.Join(toolsDir, name+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), wasm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".policy.toml"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One recursion costs 64 MiB + 8 MB of table + 160 MB of stack (225
+	// MiB), one good call 177 MiB: 425 MiB fits one of each, not two
+	// recursions. Without the stack in the cost, all four would run at
+	// once.
+	srv := startServerIn(t, "stdio", dir, "--memory-budget", "425")
+	c := newStdioClient(t, srv)
+	if r := c.call(t, "echo", `{"text":"ready"}`); r.text != "echo: ready" {
+		t.Fatalf("the good module does not answer: %s", r)
+	}
+	base := procStatusKiB(t, srv.cmd.Process.Pid, "VmHWM") / 1024
+	replies := make([]reply, 4)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i] = c.call(t, "recurse", "{}")
+		}()
+	}
+	wg.Wait()
+	// The budget admits in order, so a call of the good module made while
+	// recursions wait would wait behind them; after them it runs.
+	if r := c.call(t, "echo", `{"text":"after"}`); r.text != "echo: after" {
+		t.Errorf("the good module after the recursions: %s", r)
+	}
+	overflows := 0
+	for _, r := range replies {
+		switch {
+		case r.isError && strings.Contains(r.text, "stack overflow"):
+			overflows++
+		case r.isError && strings.Contains(r.text, "busy: the server's memory budget"):
+		default:
+			t.Errorf("a recursion: %s", r)
+		}
+	}
+	if overflows == 0 {
+		t.Error("no recursion ran to its stack overflow")
+	}
+	peak := procStatusKiB(t, srv.cmd.Process.Pid, "VmHWM") / 1024
+	t.Logf("%d of 4 recursions ran (the others busy); peak RSS %d MiB (%d MiB before them, bound %d)", overflows, peak, base, base+recursionBoundMiB)
+	if peak > base+recursionBoundMiB {
+		t.Errorf("peak RSS %d MiB: more than %d MiB over the %d MiB before the recursions", peak, recursionBoundMiB, base)
+	}
+	waitIdle(t, srv.cmd.Process.Pid, 5*time.Second)
+}
+
+// recursionBoundMiB bounds what the recursions add to the peak RSS: one
+// stack (150 MB) and the garbage of those before it, under the
+// four at once (600 MB) the budget would admit without counting stacks.
+const recursionBoundMiB = 500
