@@ -5,6 +5,10 @@
 // the cause while the server keeps serving and calls to other modules
 // succeed. TestNoLeaksAfter1000HostileCalls checks the host's goroutines
 // and heap return to their baseline after a thousand such calls.
+// TestLoadTimeWalls serves modules over each structural cap (generated in
+// walls_test.go) and TestRecursionWithinTheBudget recursions under a small
+// --memory-budget, each with the server's peak RSS (/proc) and its return
+// to idle CPU checked.
 //
 // Run it with the rest: go test -race ./tests/hostile
 package hostile
