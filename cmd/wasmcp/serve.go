@@ -323,7 +323,18 @@ Flags:
 	ops.health.Listening(true) // stdin is open
 	summary.listening(append([]string{"stdio"}, ops.listenerURLs()...), "local user (stdio)")
 	log.Info("serving MCP on stdio", "tools", *tools)
-	return failed(stdio.Serve(serveCtx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name}))
+	err = stdio.Serve(serveCtx, srv, stdin, stdout, stdio.Options{Workers: *workers, MaxBatch: *maxBatch, MaxMessage: int(hf.maxBody), Logger: log, Principal: auth.LocalUser().Name})
+	if err == nil {
+		// stdin ended: the process ends once the initial load has (as it
+		// did when serving began after the load), so that `wasmcp serve`
+		// with stdin at EOF still fills the caches; a signal ends it at
+		// once.
+		select {
+		case <-loaded:
+		case <-ctx.Done():
+		}
+	}
+	return failed(err)
 }
 
 // checkDir checks a directory flag: it must exist and be a directory.
