@@ -14,7 +14,16 @@ import (
 type loading struct {
 	done     chan struct{} // closed when the load ends
 	listWait time.Duration // longest a list request waits for done; 0: no bound
+	initWait time.Duration // longest initialize and server/discover wait for done
 }
+
+// InitializeWait is the longest initialize and server/discover wait for
+// the initial load (StartLoading): long enough that a start from warm
+// caches (modules listed from their cached descriptions, in milliseconds)
+// answers with every module's instructions and capabilities, short enough
+// that a cold start (tens of seconds of compiling) never trips a client's
+// start-up timeout.
+const InitializeWait = 2 * time.Second
 
 // StartLoading tells the server its initial load has begun: the catalog
 // fills as modules finish loading, and until done is called
@@ -30,13 +39,18 @@ type loading struct {
 //     waits for the end of the load, at most listWait (0: no bound but
 //     the request's own), then lists what is loaded by then (the rest
 //     follows with list_changed);
-//   - everything else (initialize, ping, server/discover, logging, tasks)
-//     is answered at once.
+//   - initialize and server/discover wait for the end of the load at most
+//     InitializeWait (or listWait, when shorter), then answer with the
+//     instructions and capabilities of what is loaded by then;
+//   - everything else (ping, logging, tasks) is answered at once.
 //
 // done may be called more than once. With no load under way (StartLoading
 // never called, or done called) nothing waits.
 func (s *Server) StartLoading(listWait time.Duration) (done func()) {
-	l := &loading{done: make(chan struct{}), listWait: listWait}
+	l := &loading{done: make(chan struct{}), listWait: listWait, initWait: InitializeWait}
+	if listWait > 0 && listWait < l.initWait {
+		l.initWait = listWait
+	}
 	s.loading.Store(l)
 	var once bool
 	return func() {
@@ -85,10 +99,14 @@ func (s *Server) AwaitLoad(ctx context.Context, msg *Message) {
 		return
 	}
 	switch {
-	case listMethods[msg.Method]:
+	case listMethods[msg.Method], msg.Method == "initialize", msg.Method == "server/discover":
+		wait := l.listWait
+		if !listMethods[msg.Method] {
+			wait = l.initWait
+		}
 		var bound <-chan time.Time
-		if l.listWait > 0 {
-			t := time.NewTimer(l.listWait)
+		if wait > 0 {
+			t := time.NewTimer(wait)
 			defer t.Stop()
 			bound = t.C
 		}

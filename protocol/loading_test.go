@@ -8,7 +8,7 @@ import (
 )
 
 // TestLoadingAnswersAtOnceAndWaitsPerItem: during the initial load
-// initialize and ping are answered at once, a call of a tool the catalog
+// initialize waits at most InitializeWait and ping not at all, a call of a tool the catalog
 // does not have yet waits for the catalog that brings it, a list waits for
 // the end of the load (or its bound), and an unknown tool is unknown once
 // the load ends.
@@ -19,7 +19,7 @@ func TestLoadingAnswersAtOnceAndWaitsPerItem(t *testing.T) {
 	if !s.Loading() {
 		t.Fatal("Loading is false after StartLoading")
 	}
-	sess := initialized(t, s, "2025-11-25") // would block the test were it held
+	sess := initialized(t, s, "2025-11-25") // would block the test were it held to the load's end
 	if r := handle(t, s, sess, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil); r.Code != 0 {
 		t.Fatalf("ping: %s", r.Body)
 	}

@@ -105,6 +105,10 @@ func TestMCPServerGuestInspect(t *testing.T) {
 // and progress relayed.
 func TestMCPServerGuestStdio(t *testing.T) {
 	s := startServe(t, "--tools", mcpServerTools(t), "--stdio", "--cache-dir", compileCache, "--watch=false")
+	// initialize waits for the initial load at most protocol.InitializeWait
+	// and carries the instructions of the modules loaded by then: wait for
+	// the load (a cold cache compiles the module for seconds).
+	waitFor(t, 2*time.Minute, "the initial load", func() bool { return strings.Contains(s.stderr.String(), "modules loaded") })
 	r := newRawSession(t, s)
 	r.answer["elicitation/create"] = func(p json.RawMessage) any {
 		if !strings.Contains(string(p), `"message":"Who are you?"`) {
