@@ -137,7 +137,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("name", "wasmcp", "server name reported to clients")
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
-	readyWait := fs.Duration("ready-wait", 0, "longest a list request waits for the initial load (0: until every module is loaded or refused); it then lists the modules loaded by then, and the others are added as they finish (clients are told the list changed). Serving starts at once: initialize is answered during the load and a call waits only for its own module")
+	readyWait := fs.Duration("ready-wait", 0, "longest a list request waits for the initial load (0: until every module is loaded or refused); it then lists the modules loaded by then, and the others are added as they finish (clients are told the list changed). Serving starts at once: initialize waits for the load at most 2s (or --ready-wait if shorter) and a call waits only for its own module")
 	stateKeyFile := fs.String("state-key-file", "", "file holding the key (at least 32 bytes) that seals the requestState of 2026-07-28 input_required results; replicas must share it (default: a random key per process)")
 	var hf httpFlags
 	hf.register(fs)
