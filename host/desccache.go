@@ -39,6 +39,12 @@ func (c *descCache) keepModule(hash string, wasm []byte) {
 	}
 }
 
+// hasModule reports whether a copy of the module is kept.
+func (c *descCache) hasModule(hash string) bool {
+	st, err := os.Stat(c.modulePath(hash))
+	return err == nil && st.Mode().IsRegular()
+}
+
 // module reads the copy of a module, if there is one.
 func (c *descCache) module(hash string) ([]byte, bool) {
 	if c == nil {

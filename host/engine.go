@@ -101,6 +101,7 @@ type Engine struct {
 	cache  wazero.CompilationCache
 	descs  *descCache
 	snaps  *snapCache
+	dir    string // the on-disk cache, "" for none
 	mem    *memBudget
 	idle   idleReturn // returns memory to the OS when calls stop (idle.go)
 	code   *codeBudget
@@ -152,6 +153,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("host: compilation cache in %s: %w", dir, err)
 		}
 		e.cache = c
+		e.dir = dir
 		e.descs = &descCache{dir: filepath.Join(dir, "describe")}
 		e.snaps = &snapCache{dir: filepath.Join(dir, "snapshot")}
 	}

@@ -141,6 +141,49 @@ func (m *Module) cachedDescription() (*abi.Description, int, bool) {
 	return nil, 0, false
 }
 
+// OpenKnown is Open for a module known by its hash alone, without its
+// bytes: when the engine's cache holds both its description and its copy
+// of the module (kept by an earlier Open), the module is returned
+// described and not compiled, as Open returns it, and ok is true. The
+// code is compiled from the engine's copy, whose hash is checked, so the
+// module always runs the bytes it was listed with. Otherwise ok is false
+// and nothing was done: the caller reads the module and calls Open.
+//
+// A caller that learns hash without reading the bytes (the registry keeps
+// an index of file stats to hashes) trusts its own bookkeeping: OpenKnown
+// cannot tell whether a file still has that hash.
+func (e *Engine) OpenKnown(ctx context.Context, name, hash string, p Policy, src func() ([]byte, error)) (m *Module, ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, true, err
+	}
+	if e.descs == nil || !e.descs.hasModule(hash) || !(e.descs.has(hash) || e.descs.has(hash+mcpCacheSuffix)) {
+		return nil, false, nil
+	}
+	p.Limits = p.Limits.WithDefaults(e.cfg.Limits)
+	if m, err = e.newModule(name, hash, p, src); err != nil {
+		return nil, true, err
+	}
+	d, size, found := m.cachedDescription()
+	if !found {
+		if m.egress != nil {
+			m.egress.Close()
+		}
+		return nil, false, nil
+	}
+	if err := m.setDescription(d, size); err != nil {
+		return nil, true, err
+	}
+	e.log.Info("module described", "module", name, "sha256", hash[:12], "tools", len(d.Tools),
+		"resources", len(d.Resources)+len(d.ResourceTemplates), "prompts", len(d.Prompts), "compiled", false,
+		"mode", m.Mode())
+	return m, true, nil
+}
+
+// CacheDir is the directory of the engine's on-disk cache, private to
+// this user, where a caller may keep its own cached state in a
+// subdirectory of its own; "" when the engine keeps no cache on disk.
+func (e *Engine) CacheDir() string { return e.dir }
+
 // ModuleHash is a module's hash, as Module.Hash reports it: the hex
 // SHA-256 of its bytes.
 func ModuleHash(wasm []byte) string { return hexSum(wasm) }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,7 @@ type Registry struct {
 	readyOnce sync.Once
 	loads     chan struct{} // bounds the files loading at once
 
+	index    *statIndex   // file stats to hashes, across restarts (index.go)
 	skills   skillsState  // the skills directory (skills.go)
 	open     atomic.Int64 // modules loaded and not yet closed
 	observer Observer     // guarded by syncMu
@@ -78,6 +80,7 @@ type entry struct {
 	wasm   string // hex SHA-256 of the module bytes
 	policy string // hex SHA-256 of its policy file, "-" when it has none
 	stat   fileStat
+	statAt time.Time // when stat was taken (the index's racy rule)
 }
 
 // New creates a registry for dir. Nothing is loaded until Load.
@@ -86,7 +89,8 @@ func New(dir string, engine *host.Engine, srv *protocol.Server, log *slog.Logger
 		log = slog.Default()
 	}
 	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}, refused: map[string]refusal{},
-		busy: map[string]bool{}, ready: make(chan struct{}), loads: make(chan struct{}, maxLoads)}
+		busy: map[string]bool{}, ready: make(chan struct{}), loads: make(chan struct{}, maxLoads),
+		index: newStatIndex(dir, engine.CacheDir(), log)}
 }
 
 // getObserver returns the observer, if any.
@@ -366,6 +370,10 @@ func (r *Registry) sync(ctx context.Context, files []string) (retry, busy []stri
 			obs.CatalogPublished()
 		}
 	}
+	r.mu.Lock()
+	mods := maps.Clone(r.modules)
+	r.mu.Unlock()
+	r.index.save(mods)
 	slices.Sort(retry)
 	return retry, busy
 }
@@ -426,13 +434,16 @@ func (r *Registry) publishSoon() {
 	}
 }
 
-// syncFile reads and, if it changed, loads one file.
+// syncFile reads and, if it changed, loads one file. A file whose stat is
+// the one the index recorded with its hash is not read: the module is
+// listed from the engine's cache when it holds the module (OpenKnown).
 func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) {
 	path := filepath.Join(r.dir, file)
 	r.mu.Lock()
 	old := r.modules[file]
 	r.mu.Unlock()
 
+	statAt := time.Now()
 	st, err := statFile(path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.regular) {
 		r.syncMu.Lock()
@@ -461,19 +472,31 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	if same {
 		return unchanged, nil
 	}
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		return r.refuse(file, st, pol, err)
+	var wasm []byte
+	// read reads and hashes the file; ok false means it changed while read.
+	read := func() (sum string, ok bool, err error) {
+		if wasm, err = os.ReadFile(path); err != nil {
+			return "", true, err
+		}
+		if !r.stable(path, st) {
+			return "", false, nil
+		}
+		return host.ModuleHash(wasm), true, nil
 	}
-	if !r.stable(path, st) {
-		return unstable, nil
+	sum, known := r.index.lookup(file, st)
+	if !known {
+		var ok bool
+		if sum, ok, err = read(); err != nil {
+			return r.refuse(file, st, pol, err)
+		} else if !ok {
+			return unstable, nil
+		}
 	}
-	sum := host.ModuleHash(wasm)
 	if old != nil && old.wasm == sum && old.policy == pol {
 		// Touched, or written again with the same bytes: keep serving the
 		// loaded version.
 		r.mu.Lock()
-		old.stat = st
+		old.stat, old.statAt = st, statAt
 		r.mu.Unlock()
 		r.syncMu.Lock()
 		delete(r.refused, file)
@@ -486,10 +509,28 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	}
 	t0 := time.Now()
 	src := func() ([]byte, error) { return os.ReadFile(path) }
-	m, err := r.engine.Open(ctx, ModuleName(file), wasm, sum, p, src)
+	var m *host.Module
+	opened := false
+	if known {
+		m, opened, err = r.engine.OpenKnown(ctx, ModuleName(file), sum, p, src)
+		if opened && err == nil {
+			r.log.Debug("module listed from the tools index, not read", "file", path)
+		}
+	}
+	if !opened {
+		if wasm == nil {
+			var ok bool
+			if sum, ok, err = read(); err != nil {
+				return r.refuse(file, st, pol, err)
+			} else if !ok {
+				return unstable, nil
+			}
+		}
+		m, err = r.engine.Open(ctx, ModuleName(file), wasm, sum, p, src)
+	}
 	if err == nil {
 		if obs := r.getObserver(); obs != nil {
-			obs.ModuleLoaded(m.Name(), time.Since(t0), len(wasm))
+			obs.ModuleLoaded(m.Name(), time.Since(t0), int(st.size))
 		}
 	}
 	if err != nil {
@@ -509,11 +550,12 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		// A module deployed while serving is about to be called: compile
 		// it now, while the catalog goes out (its first call waits for
 		// this compilation rather than starting one). At start-up modules
-		// compile on their first call instead.
+		// compile on their first call instead. Without the bytes (known
+		// from the index) it compiles from the engine's copy.
 		m.WarmUp(wasm)
 	}
 	r.open.Add(1)
-	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, wasm: sum, policy: pol, stat: st}
+	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, wasm: sum, policy: pol, stat: st, statAt: statAt}
 }
 
 // refusal is the state of a file that was refused: it is not tried again
@@ -571,6 +613,8 @@ type fileStat struct {
 	mode    fs.FileMode // a permission change may make a refused file readable
 	size    int64
 	mtime   int64 // Unix nanoseconds
+	ctime   int64 // inode change time, Unix nanoseconds; 0 where unknown
+	dev     uint64
 	ino     uint64
 }
 
@@ -579,7 +623,9 @@ func statFile(path string) (fileStat, error) {
 	if err != nil {
 		return fileStat{}, err
 	}
-	return fileStat{regular: st.Mode().IsRegular(), mode: st.Mode(), size: st.Size(), mtime: st.ModTime().UnixNano(), ino: inode(st)}, nil
+	dev, ino, ctime := sysStat(st)
+	return fileStat{regular: st.Mode().IsRegular(), mode: st.Mode(), size: st.Size(), mtime: st.ModTime().UnixNano(),
+		ctime: ctime, dev: dev, ino: ino}, nil
 }
 
 // publish builds a catalog from the loaded modules and installs it. The

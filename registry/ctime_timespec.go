@@ -1,0 +1,8 @@
+//go:build darwin || freebsd || netbsd
+
+package registry
+
+import "syscall"
+
+// ctimeOf is the inode change time in Unix nanoseconds.
+func ctimeOf(s *syscall.Stat_t) int64 { return s.Ctimespec.Nano() }
