@@ -264,3 +264,68 @@ func TestMetricsAddr(t *testing.T) {
 		t.Fatalf("/readyz on the MCP listener: %d", x.status)
 	}
 }
+
+// spinDescribe is a hand-assembled command module without a description
+// section whose _start spins: its describe run at load lasts until the
+// describe deadline, and the module is then refused.
+func spinDescribe() []byte {
+	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
+	var m []byte
+	m = append(m, "\x00asm\x01\x00\x00\x00"...)
+	m = append(m, sec(1, 1, 0x60, 0, 0)...) // type: () -> ()
+	m = append(m, sec(3, 1, 0)...)          // function 0: type 0
+	m = append(m, sec(5, 1, 0, 1)...)       // memory: min 1
+	m = append(m, sec(7, 2,
+		6, '_', 's', 't', 'a', 'r', 't', 0x00, 0,
+		6, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0)...)
+	body := []byte{0, 0x03, 0x40, 0x0C, 0, 0x0B, 0x0B} // loop; br 0; end; end
+	m = append(m, sec(10, append([]byte{1, byte(len(body))}, body...)...)...)
+	return m
+}
+
+// While the initial load runs, /readyz answers 503 naming the catalog and
+// /healthz answers 200; once the load ends (here: the slow module refused
+// at its describe deadline) /readyz answers 200. Probed on the
+// --metrics-addr listener, which serves from before the load.
+func TestReadinessDuringStartup(t *testing.T) {
+	t.Parallel()
+	dir := opsTools(t)
+	if err := os.WriteFile(filepath.Join(dir, "spin.wasm"), spinDescribe(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const describe = 10 * time.Second // the load's length: the probes below run well within it
+	s := startServe(t, "--tools", dir, "--stdio", "--cache-dir", "-", "--watch=false",
+		"--metrics-addr", "127.0.0.1:0", "--describe-timeout", describe.String())
+	re := regexp.MustCompile(`msg="serving metrics and probes" url=(http://\S+)/metrics`)
+	var side string
+	waitFor(t, 30*time.Second, "the metrics listener", func() bool {
+		if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
+			side = m[1]
+			return true
+		}
+		return false
+	})
+	start := time.Now()
+	x := httpDo(t, http.MethodGet, side+"/readyz", nil, "")
+	if x.status != 503 || !strings.Contains(x.body, "catalog not loaded") {
+		t.Fatalf("/readyz during the initial load (%s after the listener): %d %q", time.Since(start), x.status, x.body)
+	}
+	if x := httpDo(t, http.MethodGet, side+"/healthz", nil, ""); x.status != 200 || strings.TrimSpace(x.body) != "ok" {
+		t.Fatalf("/healthz during the initial load: %d %q", x.status, x.body)
+	}
+	if strings.Contains(s.stderr.String(), "modules loaded") {
+		t.Fatal("the load ended before the probes: the test did not test the start-up")
+	}
+	waitFor(t, describe+60*time.Second, "/readyz once loaded", func() bool {
+		return httpDo(t, http.MethodGet, side+"/readyz", nil, "").status == 200
+	})
+	// The load's end is logged just before readiness (the log may trail
+	// through the pipe).
+	waitFor(t, 10*time.Second, "the end of the load in the log", func() bool {
+		logs := s.stderr.String()
+		return strings.Contains(logs, "modules loaded") && strings.Contains(logs, "module refused")
+	})
+	if x := httpDo(t, http.MethodGet, side+"/healthz", nil, ""); x.status != 200 {
+		t.Fatalf("/healthz once loaded: %d", x.status)
+	}
+}
