@@ -38,6 +38,76 @@ type GuardOptions struct {
 	Limits Limits
 	// Logger receives the audit lines; nil means slog.Default().
 	Logger *slog.Logger
+	// Observer, if set, is told of every refused request (metrics).
+	Observer Observer
+}
+
+// Observer is told of the requests a Guard refuses, by provider
+// (ProviderName) and reason (one of the Reason* constants): a fixed set of
+// labels, never a principal or a credential.
+type Observer interface {
+	AuthRefused(provider, reason string)
+}
+
+// The reasons a Guard refuses a request (Observer.AuthRefused).
+const (
+	// ReasonMissing: the request carried no credentials (401, no error code).
+	ReasonMissing = "missing"
+	// ReasonMalformed: the credentials are malformed, or sent where they
+	// are not accepted (400 invalid_request).
+	ReasonMalformed = "malformed"
+	// ReasonInvalid: the credentials were checked and refused: unknown,
+	// expired, not for this resource, bad signature (401 invalid_token).
+	ReasonInvalid = "invalid"
+	// ReasonForbidden: authenticated, but a required scope is missing or
+	// the authentication service forbids it (403 insufficient_scope).
+	ReasonForbidden = "forbidden"
+	// ReasonUpstream: the authorization server, introspection endpoint or
+	// authentication service could not be asked (502, 503).
+	ReasonUpstream = "upstream"
+	// ReasonLimited: a per-principal cap refused the request (429).
+	ReasonLimited = "limited"
+)
+
+// Reasons lists every reason a Guard reports, for an observer to
+// initialize its series.
+func Reasons() []string {
+	return []string{ReasonMissing, ReasonMalformed, ReasonInvalid, ReasonForbidden, ReasonUpstream, ReasonLimited}
+}
+
+// reason is the Observer reason of a refusal.
+func reason(e *Error) string {
+	switch {
+	case e.Status >= 500:
+		return ReasonUpstream
+	case e.Code == CodeInvalidRequest || e.Status == http.StatusBadRequest:
+		return ReasonMalformed
+	case e.Code == CodeInsufficientScope || e.Status == http.StatusForbidden:
+		return ReasonForbidden
+	case e.Code == "":
+		return ReasonMissing
+	default:
+		return ReasonInvalid
+	}
+}
+
+// ProviderName names a provider for metrics: jwt, introspect, apikey,
+// basic, forward, or "other" for a provider of another package.
+func ProviderName(p Provider) string {
+	switch p.(type) {
+	case *JWT:
+		return "jwt"
+	case *Introspection:
+		return "introspect"
+	case *APIKeys:
+		return "apikey"
+	case *Basic:
+		return "basic"
+	case *Forward:
+		return "forward"
+	default:
+		return "other"
+	}
 }
 
 // Guard is an http.Handler that authenticates requests before the handler
@@ -51,6 +121,7 @@ type Guard struct {
 	metadata    []byte
 	challengeSc string // the scope of 401 challenges
 	limits      *limiter
+	provider    string // ProviderName of opts.Provider
 }
 
 // NewGuard wraps next.
@@ -70,6 +141,7 @@ func NewGuard(next http.Handler, opts GuardOptions) (*Guard, error) {
 		metaPaths: map[string]bool{MetadataPath: true, MetadataPath + path: true},
 		metaURL:   u.Scheme + "://" + u.Host + MetadataPath + path,
 		limits:    newLimiter(opts.Limits, opts.Logger),
+		provider:  ProviderName(opts.Provider),
 	}
 	md := struct {
 		Resource               string   `json:"resource"`
@@ -164,6 +236,9 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, e *Error, start t
 	if e.cause != nil {
 		attrs = append(attrs, "cause", e.cause.Error())
 	}
+	if g.opts.Observer != nil {
+		g.opts.Observer.AuthRefused(g.provider, reason(e))
+	}
 	if e.Status >= 500 {
 		g.log.Error("authentication failed", attrs...)
 	} else {
@@ -221,6 +296,9 @@ func (g *Guard) tooMany(w http.ResponseWriter, r *http.Request, p *Principal, ca
 	secs := int((retry + time.Second - 1) / time.Second)
 	if secs < 1 {
 		secs = 1
+	}
+	if g.opts.Observer != nil {
+		g.opts.Observer.AuthRefused(g.provider, ReasonLimited)
 	}
 	g.log.Warn("request refused by a per-principal cap", "audit", "limit", "principal", p.Name, "cap", cap,
 		"retry_after_s", secs, "method", r.Method, "path", r.URL.Path)

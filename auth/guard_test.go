@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -186,5 +189,48 @@ func TestGuardLimits(t *testing.T) {
 	// GET streams are not counted.
 	if w = do(g, http.MethodGet, "/mcp", "Bearer key-a"); w.Code != 200 {
 		t.Fatalf("GET: %d", w.Code)
+	}
+}
+
+// refusals counts Observer calls.
+type refusals struct {
+	mu sync.Mutex
+	n  map[string]int // "provider/reason"
+}
+
+func (r *refusals) AuthRefused(provider, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int{}
+	}
+	r.n[provider+"/"+reason]++
+}
+
+func TestGuardObserverReasons(t *testing.T) {
+	obs := &refusals{}
+	g, _ := newKeysGuard(t, GuardOptions{RequiredScopes: []string{"mcp:tools"}, Observer: obs, Limits: Limits{PerMinute: 1}})
+	for _, c := range []struct{ target, authz string }{
+		{"/mcp", ""},                    // missing
+		{"/mcp", "Bearer"},              // malformed
+		{"/mcp?access_token=key-a", ""}, // malformed: a token in the query
+		{"/mcp", "Bearer nope"},         // invalid
+		{"/mcp", "Bearer key-b"},        // forbidden: bob lacks the scope
+		{"/mcp", "Bearer key-a"},        // served
+		{"/mcp", "Bearer key-a"},        // limited: one a minute
+	} {
+		do(g, http.MethodPost, c.target, c.authz)
+	}
+	want := map[string]int{"apikey/missing": 1, "apikey/malformed": 2, "apikey/invalid": 1, "apikey/forbidden": 1, "apikey/limited": 1}
+	if !maps.Equal(obs.n, want) {
+		t.Fatalf("refusals %v, want %v", obs.n, want)
+	}
+	for k := range obs.n {
+		if !slices.Contains(Reasons(), strings.SplitN(k, "/", 2)[1]) {
+			t.Fatalf("reason of %s not in Reasons()", k)
+		}
+	}
+	if got := reason(&Error{Status: http.StatusBadGateway, Description: "x"}); got != ReasonUpstream {
+		t.Fatalf("a 502 is %q", got)
 	}
 }

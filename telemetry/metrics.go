@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
@@ -35,7 +36,11 @@ type Metrics struct {
 	reloads     prometheus.Counter
 	refusals    prometheus.Counter
 	loadTime    prometheus.Histogram
-	wasmBytes   *prometheus.GaugeVec // module
+	wasmBytes   *prometheus.GaugeVec     // module
+	authFails   *prometheus.CounterVec   // provider, reason
+	outCalls    *prometheus.CounterVec   // module, outcome, status
+	outBytes    *prometheus.CounterVec   // module, direction
+	outDuration *prometheus.HistogramVec // module
 
 	series sync.Map // seriesKey → *series
 
@@ -87,8 +92,20 @@ func NewMetrics() *Metrics {
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
 	m.wasmBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "module_wasm_bytes",
 		Help: "Size of each loaded module's WebAssembly binary."}, []string{"module"})
+	m.authFails = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "auth_refusals_total",
+		Help: "HTTP requests refused by authentication, by provider and reason: missing, malformed, invalid, forbidden, upstream, limited."},
+		[]string{"provider", "reason"})
+	m.outCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "outbound_requests_total",
+		Help: "Guests' outbound HTTP requests, by module and outcome (ok, or the reason it failed: policy_refused, invalid_request, dns, connect, timeout, too_large, tls, protocol) and the class of the last status (2xx…, or none)."},
+		[]string{"module", "outcome", "status"})
+	m.outBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "outbound_bytes_total",
+		Help: "Body bytes of guests' outbound HTTP requests, by module and direction (out: sent, in: received)."},
+		[]string{"module", "direction"})
+	m.outDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "outbound_request_duration_seconds",
+		Help: "Time of a guest's outbound HTTP request, redirects included.", Buckets: durBuckets},
+		[]string{"module"})
 	m.reg.MustRegister(m.calls, m.duration, m.instantiate, m.gateWait, m.output, m.result, m.tasks,
-		m.reloads, m.refusals, m.loadTime, m.wasmBytes, (*gauges)(m),
+		m.reloads, m.refusals, m.loadTime, m.wasmBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -149,6 +166,32 @@ func (m *Metrics) ToolCallDone(_ context.Context, c *protocol.ToolCall) {
 
 // TaskChanged implements protocol.Observer.
 func (m *Metrics) TaskChanged(status string) { m.tasks.WithLabelValues(status).Inc() }
+
+// AuthRefused implements auth.Observer.
+func (m *Metrics) AuthRefused(provider, reason string) {
+	m.authFails.WithLabelValues(provider, reason).Inc()
+}
+
+// RequestDone implements egress.Observer (host.Config.Egress.Observer).
+func (m *Metrics) RequestDone(d *egress.Done) {
+	m.outCalls.WithLabelValues(d.Module, d.Outcome, statusClass(d.Status)).Inc()
+	if d.BytesOut > 0 {
+		m.outBytes.WithLabelValues(d.Module, "out").Add(float64(d.BytesOut))
+	}
+	if d.BytesIn > 0 {
+		m.outBytes.WithLabelValues(d.Module, "in").Add(float64(d.BytesIn))
+	}
+	m.outDuration.WithLabelValues(d.Module).Observe(d.Duration.Seconds())
+}
+
+// statusClass is the label of an HTTP status: "2xx" and so on, "none"
+// without a response (or a status outside 100–599).
+func statusClass(code int) string {
+	if code < 100 || code > 599 {
+		return "none"
+	}
+	return [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}[code/100-1]
+}
 
 // ModuleLoaded implements registry.Observer.
 func (m *Metrics) ModuleLoaded(module string, took time.Duration, wasmBytes int) {

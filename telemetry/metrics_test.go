@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
 func TestMetricsHooks(t *testing.T) {
@@ -44,5 +46,44 @@ wasmcp_tools 2
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "wasmcp_tool_calls_total",
 		"wasmcp_instance_memory_high_water_bytes", "wasmcp_modules", "wasmcp_tools"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAuthAndOutboundMetrics(t *testing.T) {
+	m := NewMetrics()
+	m.AuthRefused("jwt", "invalid")
+	m.AuthRefused("jwt", "invalid")
+	m.AuthRefused("apikey", "missing")
+	m.RequestDone(&egress.Done{Module: "web", Outcome: "ok", Status: 201, BytesOut: 7, BytesIn: 100, Duration: 20 * time.Millisecond})
+	m.RequestDone(&egress.Done{Module: "web", Outcome: "ok", Status: 503, BytesIn: 5, Duration: 3 * time.Second})
+	m.RequestDone(&egress.Done{Module: "web", Outcome: "policy_refused"})
+	want := `
+# HELP wasmcp_auth_refusals_total HTTP requests refused by authentication, by provider and reason: missing, malformed, invalid, forbidden, upstream, limited.
+# TYPE wasmcp_auth_refusals_total counter
+wasmcp_auth_refusals_total{provider="apikey",reason="missing"} 1
+wasmcp_auth_refusals_total{provider="jwt",reason="invalid"} 2
+# HELP wasmcp_outbound_bytes_total Body bytes of guests' outbound HTTP requests, by module and direction (out: sent, in: received).
+# TYPE wasmcp_outbound_bytes_total counter
+wasmcp_outbound_bytes_total{direction="in",module="web"} 105
+wasmcp_outbound_bytes_total{direction="out",module="web"} 7
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "wasmcp_auth_refusals_total", "wasmcp_outbound_bytes_total"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		outcome, status string
+		want            float64
+	}{{"ok", "2xx", 1}, {"ok", "5xx", 1}, {"policy_refused", "none", 1}, {"ok", "none", 0}} {
+		if got := testutil.ToFloat64(m.outCalls.WithLabelValues("web", c.outcome, c.status)); got != c.want {
+			t.Errorf("outbound %s/%s = %v, want %v", c.outcome, c.status, got, c.want)
+		}
+	}
+	if n := testutil.CollectAndCount(m.outDuration); n != 1 {
+		t.Errorf("%d duration series", n)
+	}
+	for code, want := range map[int]string{0: "none", 99: "none", 100: "1xx", 204: "2xx", 308: "3xx", 451: "4xx", 599: "5xx", 600: "none"} {
+		if got := statusClass(code); got != want {
+			t.Errorf("statusClass(%d) = %s", code, got)
+		}
 	}
 }

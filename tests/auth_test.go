@@ -125,6 +125,14 @@ func TestAuthAPIKey(t *testing.T) {
 	}
 	checkOwnership(t, s.url, "Bearer alice-key-1", "Bearer bob-key-2")
 	checkOwnership(t, s.url, "Bearer bob-key-2", "Bearer alice-key-1")
+	// The refusals above, counted by provider and reason (the metrics of a
+	// loopback listener are served beside /mcp, outside the guard).
+	fams := scrape(t, strings.TrimSuffix(s.url, "/mcp"))
+	for reason, want := range map[string]float64{"missing": 1, "invalid": 1, "malformed": 1} {
+		if got := value(fams, "wasmcp_auth_refusals_total", map[string]string{"provider": "apikey", "reason": reason}); got != want {
+			t.Errorf("wasmcp_auth_refusals_total{provider=apikey,reason=%s} = %v, want %v", reason, got, want)
+		}
+	}
 	logs := s.stderr.String()
 	if !strings.Contains(logs, "audit=auth") {
 		t.Fatalf("no audit line:\n%s", logs)

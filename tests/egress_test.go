@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ headers = { X-Token = "s3cr3t-literal-value" }
 		t.Fatalf("inspect shows the secret:\n%s", out)
 	}
 
-	s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false")
+	s := startServe(t, "--tools", dir, "--cache-dir", compileCache, "--watch=false", "--metrics-addr", "127.0.0.1:0")
 	c := newStdioClient(t, s)
 	res := c.request("tools/call", fmt.Sprintf(`{"name":"fetch","arguments":{"url":%q}}`, srv.URL+"/page"), nil)
 	if !strings.Contains(res, `# Outbound`) || !strings.Contains(res, `[through the host](http://127.0.0.1:`+u.Port()+`/next)`) {
@@ -92,5 +93,26 @@ headers = { X-Token = "s3cr3t-literal-value" }
 	logs := s.stderr.String()
 	if !strings.Contains(logs, "module=fetch") || strings.Contains(logs, "s3cr3t") {
 		t.Fatalf("audit lines:\n%s", logs)
+	}
+	// The same three requests in the metrics: two answered 200, one
+	// refused by the policy; bytes in and a duration for each.
+	m := regexp.MustCompile(`msg="serving metrics and probes" url=(http://\S+)/metrics`).FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("no metrics listener in the log:\n%s", logs)
+	}
+	fams := scrape(t, m[1])
+	for _, c := range []struct {
+		outcome, status string
+		want            float64
+	}{{"ok", "2xx", 2}, {"policy_refused", "none", 1}} {
+		if got := value(fams, "wasmcp_outbound_requests_total", map[string]string{"module": "fetch", "outcome": c.outcome, "status": c.status}); got != c.want {
+			t.Errorf("wasmcp_outbound_requests_total{module=fetch,outcome=%s,status=%s} = %v, want %v", c.outcome, c.status, got, c.want)
+		}
+	}
+	if got := value(fams, "wasmcp_outbound_bytes_total", map[string]string{"module": "fetch", "direction": "in"}); got != float64(len(page)+len("token=s3cr3t-literal-value")) {
+		t.Errorf("wasmcp_outbound_bytes_total{direction=in} = %v, want %d", got, len(page)+len("token=s3cr3t-literal-value"))
+	}
+	if got := value(fams, "wasmcp_outbound_request_duration_seconds", map[string]string{"module": "fetch"}); got != 3 {
+		t.Errorf("wasmcp_outbound_request_duration_seconds count = %v, want 3", got)
 	}
 }

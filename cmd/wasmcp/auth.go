@@ -19,6 +19,9 @@ import (
 
 // authFlags are serve's flags for authenticating HTTP clients.
 type authFlags struct {
+	// observer, set by serve, is told of refused requests (metrics); not
+	// a flag.
+	observer          auth.Observer
 	provider          string
 	allowUnauth       bool
 	resource          string
@@ -137,7 +140,7 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 		}
 	}
 	opts := auth.GuardOptions{Resource: resource, RequiredScopes: fields(f.scopes), ScopesSupported: fields(f.scopesSupported),
-		ResourceName: "wasmcp", Logger: log,
+		ResourceName: "wasmcp", Logger: log, Observer: f.observer,
 		Limits: auth.Limits{Concurrent: f.perPrincipalConc, PerMinute: f.perPrincipalRate, Burst: f.perPrincipalBurst, Shared: f.shared}}
 	if len(opts.ScopesSupported) == 0 {
 		opts.ScopesSupported = opts.RequiredScopes

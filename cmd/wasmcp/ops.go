@@ -48,8 +48,8 @@ type ops struct {
 	flush   func(context.Context) error // ends the trace export
 }
 
-func (f *opsFlags) newOps(ctx context.Context, log *slog.Logger) (*ops, error) {
-	o := &ops{metrics: telemetry.NewMetrics(), log: log}
+func (f *opsFlags) newOps(ctx context.Context, log *slog.Logger, metrics *telemetry.Metrics) (*ops, error) {
+	o := &ops{metrics: metrics, log: log}
 	if f.otlpEndpoint != "" {
 		if f.traceSample < 0 || f.traceSample > 1 {
 			return nil, fmt.Errorf("--trace-sample %v: want a fraction between 0 and 1", f.traceSample)

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/registry"
+	"github.com/wasmcp/wasmcp/telemetry"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 	"github.com/wasmcp/wasmcp/transport/stdio"
 )
@@ -37,6 +38,9 @@ type engineFlags struct {
 	describe     time.Duration
 	maxFunctions uint
 	maxCode      byteSize
+	// egressObserver, set by serve, is told of guests' outbound HTTP
+	// requests (metrics); not a flag.
+	egressObserver egress.Observer
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -89,7 +93,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		Logger:          log,
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),
-		Egress:          egress.Options{ProxyFromEnv: f.httpProxy},
+		Egress:          egress.Options{ProxyFromEnv: f.httpProxy, Observer: f.egressObserver},
 		CodeMemory:      int64(f.codeMemory),
 		Compilations:    f.compilations,
 		DescribeTimeout: f.describe,
@@ -201,6 +205,9 @@ Flags:
 	if err != nil {
 		return err
 	}
+	metrics := telemetry.NewMetrics()
+	ef.egressObserver = metrics
+	af.observer = metrics
 	engine, err := ef.engine(stderr)
 	if err != nil {
 		return err
@@ -210,7 +217,7 @@ Flags:
 	if len(cfg.envUsed) > 0 {
 		log.Info("settings from the environment", "vars", cfg.envUsed)
 	}
-	ops, err := of.newOps(ctx, log)
+	ops, err := of.newOps(ctx, log, metrics)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,34 @@ type Options struct {
 	Dialer Dialer
 	// Logger receives the audit lines; nil means slog.Default().
 	Logger *slog.Logger
+	// Observer, if set, is told of every request a guest asked for, once
+	// it ends (metrics).
+	Observer Observer
+}
+
+// Observer is told of each guest request once it ended, redirects
+// followed: RequestDone is called once per Session.Do.
+type Observer interface {
+	RequestDone(r *Done)
+}
+
+// Done is one guest request as an Observer sees it. Its fields are
+// bounded sets: no URL, host, header or body.
+type Done struct {
+	// Module is the module whose guest asked.
+	Module string
+	// Outcome is "ok" when a response came back (whatever its status),
+	// else the abi.HTTP* reason the request failed for.
+	Outcome string
+	// Status is the last response's status code (a request that failed
+	// after a response keeps it); 0 when none came.
+	Status int
+	// BytesOut is the request body bytes sent (every hop); BytesIn the
+	// response body bytes read.
+	BytesOut, BytesIn int64
+	// Duration is from the request's start to its end, redirects and
+	// waiting for a concurrency slot included.
+	Duration time.Duration
 }
 
 // Client makes the requests of one module's guests. It is built once per
@@ -55,12 +83,13 @@ type Client struct {
 	resolver Resolver
 	tr       *http.Transport
 	log      *slog.Logger
+	obs      Observer
 	proxied  bool
 }
 
 // NewClient builds the client of a policy.
 func NewClient(p *Policy, o Options) (*Client, error) {
-	c := &Client{pol: *p, limits: p.Limits.WithDefaults(), log: o.Logger, resolver: o.Resolver}
+	c := &Client{pol: *p, limits: p.Limits.WithDefaults(), log: o.Logger, resolver: o.Resolver, obs: o.Observer}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -233,8 +262,23 @@ func (s *Session) check(raw string, method string) (*target, *Error) {
 }
 
 // Do makes one request for the guest: checked, limited, redirects followed
-// to allowed destinations only, secrets added and redacted, audited.
+// to allowed destinations only, secrets added and redacted, audited, and
+// reported to the Options.Observer.
 func (s *Session) Do(ctx context.Context, req *abi.HTTPRequest) (*abi.HTTPResponse, *Error) {
+	d := Done{Module: s.module, Outcome: "ok"}
+	start := time.Now()
+	resp, e := s.do(ctx, req, &d)
+	if s.c.obs != nil {
+		d.Duration = time.Since(start)
+		if e != nil {
+			d.Outcome = e.Reason
+		}
+		s.c.obs.RequestDone(&d)
+	}
+	return resp, e
+}
+
+func (s *Session) do(ctx context.Context, req *abi.HTTPRequest, d *Done) (*abi.HTTPResponse, *Error) {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -295,9 +339,11 @@ func (s *Session) Do(ctx context.Context, req *abi.HTTPRequest) (*abi.HTTPRespon
 		if e != nil {
 			return nil, e
 		}
+		d.BytesOut += int64(t.out)
+		d.Status = resp.StatusCode
 		loc := resp.Header.Get("Location")
 		if !isRedirect(resp.StatusCode) || loc == "" {
-			return s.finish(t, resp, secrets)
+			return s.finish(t, resp, secrets, d)
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -411,7 +457,7 @@ func (s *Session) precheck(ctx context.Context, host string) *Error {
 
 // finish reads the body within the call's bytes-in budget and builds the
 // guest's response, with every injected secret redacted.
-func (s *Session) finish(t *target, resp *http.Response, secrets []string) (*abi.HTTPResponse, *Error) {
+func (s *Session) finish(t *target, resp *http.Response, secrets []string, d *Done) (*abi.HTTPResponse, *Error) {
 	defer resp.Body.Close()
 	s.mu.Lock()
 	left := s.c.limits.BytesIn - s.in
@@ -420,6 +466,7 @@ func (s *Session) finish(t *target, resp *http.Response, secrets []string) (*abi
 	s.mu.Lock()
 	s.in += int64(len(data))
 	s.mu.Unlock()
+	d.BytesIn = int64(len(data))
 	s.audit(t.method, t.host, resp.StatusCode, t.out, int64(len(data)), time.Since(t.start), "")
 	if int64(len(data)) > left {
 		return nil, fail(abi.HTTPTooLarge, "the response bodies of this call passed %d bytes (policy http.max_bytes_in)", s.c.limits.BytesIn)

@@ -64,6 +64,19 @@ type env struct {
 	dns  fakeDNS
 	dial *loopDialer
 	logs *bytes.Buffer
+	done doneLog
+}
+
+// doneLog records what an Observer is told.
+type doneLog struct {
+	mu   sync.Mutex
+	list []Done
+}
+
+func (l *doneLog) RequestDone(d *Done) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.list = append(l.list, *d)
 }
 
 func newEnv(t *testing.T) *env {
@@ -77,7 +90,7 @@ func (e *env) session(p *Policy) *Session {
 			e.t.Fatal(err)
 		}
 	}
-	c, err := NewClient(p, Options{Resolver: e.dns, Dialer: e.dial, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
+	c, err := NewClient(p, Options{Resolver: e.dns, Dialer: e.dial, Logger: slog.New(slog.NewTextHandler(e.logs, nil)), Observer: &e.done})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -507,5 +520,60 @@ func TestRealDialerControlRefuses(t *testing.T) {
 	}
 	if err := g.control("tcp", "93.184.216.34:443", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestObserverSeesEveryRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/t", http.StatusTemporaryRedirect)
+		case "/gone":
+			w.WriteHeader(404)
+		default:
+			w.WriteHeader(201)
+			io.WriteString(w, "héllo")
+		}
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	s := e.session(&Policy{Allow: []Rule{loopRule(srv.URL)}, Limits: Limits{BytesIn: 10}})
+	if _, err := do(s, abi.HTTPRequest{Method: "POST", URL: srv.URL + "/moved", Body: "payload"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := do(s, abi.HTTPRequest{URL: srv.URL + "/gone"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := do(s, abi.HTTPRequest{URL: "http://example.test/"})
+	wantReason(t, err, abi.HTTPPolicyRefused)
+	_, err = do(s, abi.HTTPRequest{Method: "GET\r\n", URL: srv.URL})
+	wantReason(t, err, abi.HTTPInvalid)
+	_, err = do(s, abi.HTTPRequest{URL: srv.URL + "/t"}) // 6 more bytes: past max_bytes_in
+	wantReason(t, err, abi.HTTPTooLarge)
+
+	got := e.done.list
+	if len(got) != 5 {
+		t.Fatalf("observer saw %d requests, want 5: %+v", len(got), got)
+	}
+	for i, d := range got {
+		if d.Module != "mod" || d.Duration <= 0 && d.Outcome == "ok" {
+			t.Fatalf("request %d: %+v", i, d)
+		}
+	}
+	// The redirect's 307 keeps the body: 7 bytes out twice.
+	want := []Done{
+		{Module: "mod", Outcome: "ok", Status: 201, BytesOut: 14, BytesIn: 6},
+		{Module: "mod", Outcome: "ok", Status: 404, BytesOut: 0, BytesIn: 0},
+		{Module: "mod", Outcome: abi.HTTPPolicyRefused},
+		{Module: "mod", Outcome: abi.HTTPInvalid},
+		{Module: "mod", Outcome: abi.HTTPTooLarge, Status: 201, BytesIn: 5},
+	}
+	for i := range want {
+		g := got[i]
+		g.Duration = 0
+		if g != want[i] {
+			t.Fatalf("request %d: got %+v, want %+v", i, g, want[i])
+		}
 	}
 }
