@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -56,9 +58,13 @@ func NewTracing(tp trace.TracerProvider) *Tracing {
 
 // TracingConfig configures the OTLP export of traces.
 type TracingConfig struct {
-	// Endpoint is the OTLP/HTTP endpoint's URL, e.g.
-	// http://127.0.0.1:4318 (the path /v1/traces is added when absent).
+	// Endpoint is the collector's URL: for OTLP/HTTP e.g.
+	// http://127.0.0.1:4318 (the path /v1/traces is added when absent);
+	// for gRPC e.g. http://127.0.0.1:4317 (the scheme http means no TLS,
+	// https TLS with the system's roots).
 	Endpoint string
+	// Protocol is ProtocolHTTP (the default when "") or ProtocolGRPC.
+	Protocol string
 	// Sample is the fraction of root traces kept (a parent's decision is
 	// followed); 0 means 1.
 	Sample float64
@@ -66,10 +72,29 @@ type TracingConfig struct {
 	Service, Version string
 }
 
-// StartOTLP exports traces over OTLP/HTTP as cfg says. Call shutdown at
-// exit to flush the spans still buffered.
+// The OTLP protocols (TracingConfig.Protocol), named as
+// OTEL_EXPORTER_OTLP_PROTOCOL names them.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
+
+// StartOTLP exports traces over OTLP/HTTP or OTLP/gRPC as cfg says. Call
+// shutdown at exit to flush the spans still buffered.
 func StartOTLP(ctx context.Context, cfg TracingConfig) (_ *Tracing, shutdown func(context.Context) error, _ error) {
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+	var exp sdktrace.SpanExporter
+	var err error
+	switch cfg.Protocol {
+	case ProtocolHTTP, "":
+		exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+	case ProtocolGRPC:
+		if u, perr := url.Parse(cfg.Endpoint); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, nil, fmt.Errorf("OTLP/gRPC endpoint %q: want http://HOST:PORT (no TLS) or https://HOST:PORT", cfg.Endpoint)
+		}
+		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(cfg.Endpoint))
+	default:
+		return nil, nil, fmt.Errorf("OTLP protocol %q: want %s or %s", cfg.Protocol, ProtocolHTTP, ProtocolGRPC)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("OTLP exporter: %w", err)
 	}

@@ -26,12 +26,14 @@ type opsFlags struct {
 	metricsAddr  string
 	drain        time.Duration
 	otlpEndpoint string
+	otlpProtocol string
 	traceSample  float64
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", `serve /metrics, /healthz and /readyz on this address too (e.g. 127.0.0.1:9464; "off" for none); default: on the --http listener when it binds loopback, else `+defaultMetricsAddr)
-	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces (a span per request, tool call and guest instance) over OTLP/HTTP to this URL, e.g. http://127.0.0.1:4318; default: no tracing")
+	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces (a span per request, tool call and guest instance) over OTLP to this URL, e.g. http://127.0.0.1:4318 (OTLP/HTTP) or http://127.0.0.1:4317 (--otlp-protocol grpc; https for TLS); default: no tracing")
+	fs.StringVar(&f.otlpProtocol, "otlp-protocol", telemetry.ProtocolHTTP, "OTLP protocol of --otlp-endpoint: "+telemetry.ProtocolHTTP+" or "+telemetry.ProtocolGRPC)
 	fs.Float64Var(&f.traceSample, "trace-sample", 1, "fraction of new traces kept with --otlp-endpoint (a client's sampled trace context is followed)")
 	fs.DurationVar(&f.drain, "shutdown-drain", 0, "on SIGINT/SIGTERM, how long /readyz answers 503 while the HTTP listener still serves, before the graceful shutdown (let load balancers notice)")
 }
@@ -54,12 +56,12 @@ func (f *opsFlags) newOps(ctx context.Context, log *slog.Logger, metrics *teleme
 		if f.traceSample < 0 || f.traceSample > 1 {
 			return nil, fmt.Errorf("--trace-sample %v: want a fraction between 0 and 1", f.traceSample)
 		}
-		t, flush, err := telemetry.StartOTLP(ctx, telemetry.TracingConfig{Endpoint: f.otlpEndpoint, Sample: f.traceSample, Version: version})
+		t, flush, err := telemetry.StartOTLP(ctx, telemetry.TracingConfig{Endpoint: f.otlpEndpoint, Protocol: f.otlpProtocol, Sample: f.traceSample, Version: version})
 		if err != nil {
 			return nil, fmt.Errorf("--otlp-endpoint: %w", err)
 		}
 		o.tracing, o.flush = t, flush
-		log.Info("exporting traces", "otlp", f.otlpEndpoint, "sample", f.traceSample)
+		log.Info("exporting traces", "otlp", f.otlpEndpoint, "protocol", f.otlpProtocol, "sample", f.traceSample)
 	}
 	return o, nil
 }
