@@ -241,3 +241,42 @@ func TestWarmUpIsTheFirstCallsCompilation(t *testing.T) {
 		t.Fatalf("call: %q %v, %d compilations; want one, WarmUp's", got, err, e.built.Load())
 	}
 }
+
+func TestOpenKnownNeedsTheCachedCopy(t *testing.T) {
+	ctx := context.Background()
+	hash := ModuleHash(probeWasm)
+	// Without an on-disk cache nothing is known.
+	mem, err := NewEngine(Config{CacheDir: "-", Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close(ctx)
+	if m, ok, err := mem.OpenKnown(ctx, "probe", hash, Policy{}, nil); ok || m != nil || err != nil || mem.CacheDir() != "" {
+		t.Fatalf("in-memory cache: %v %v %v %q", m, ok, err, mem.CacheDir())
+	}
+	// A hash the cache does not hold is not known.
+	e := describedEngine(t, Config{})
+	if e.CacheDir() != testCache {
+		t.Fatalf("CacheDir %q", e.CacheDir())
+	}
+	if _, ok, _ := e.OpenKnown(ctx, "probe", strings.Repeat("0", 64), Policy{}, nil); ok {
+		t.Fatal("an unknown hash was opened")
+	}
+	// Once Open kept its copy, the module opens by hash alone and its
+	// first call compiles from that copy, never reading the source.
+	src, reads := countingSource(probeWasm)
+	if _, err := e.Open(ctx, "probe", probeWasm, "", Policy{}, src); err != nil {
+		t.Fatal(err)
+	}
+	m, ok, err := e.OpenKnown(ctx, "probe", hash, Policy{}, src)
+	if !ok || err != nil || m.Compiled() || m.Description().Name != "probe" {
+		t.Fatalf("OpenKnown: ok %v err %v", ok, err)
+	}
+	defer m.Close(ctx)
+	if err := m.Compile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if reads.Load() != 0 {
+		t.Fatalf("the source was read %d times", reads.Load())
+	}
+}
