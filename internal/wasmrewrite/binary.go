@@ -227,17 +227,9 @@ func AppendU64(b []byte, v uint64) []byte {
 	}
 }
 
-// AppendS32 appends v as signed LEB128.
-func AppendS32(b []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7F)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+// AppendS32 appends v as signed LEB128 (the same bytes as AppendS64 of
+// the same value).
+func AppendS32(b []byte, v int32) []byte { return AppendS64(b, int64(v)) }
 
 // AppendName appends s as a length-prefixed name.
 func AppendName(b []byte, s string) []byte {
