@@ -149,7 +149,8 @@ type mdBlock struct{ lang, text string }
 
 func (b mdBlock) String() string { return "```" + b.lang }
 
-// readmeSection returns the fenced code blocks of the "## title" section.
+// readmeSection returns the fenced code blocks of the "## title" section,
+// up to its first subsection.
 func readmeSection(t *testing.T, readme, title string) []mdBlock {
 	t.Helper()
 	start := strings.Index(readme, "\n## "+title+"\n")
@@ -157,8 +158,12 @@ func readmeSection(t *testing.T, readme, title string) []mdBlock {
 		t.Fatalf("README has no section %q", title)
 	}
 	sec := readme[start+len(title)+5:]
-	if end := strings.Index(sec, "\n## "); end >= 0 {
-		sec = sec[:end]
+	// The section's own text ends at its first subsection or the next
+	// section.
+	for _, next := range []string{"\n## ", "\n### "} {
+		if end := strings.Index(sec, next); end >= 0 {
+			sec = sec[:end]
+		}
 	}
 	var blocks []mdBlock
 	for _, m := range regexp.MustCompile("(?ms)^```(\\w*)\n(.*?)^```$").FindAllStringSubmatch(sec, -1) {
