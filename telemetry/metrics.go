@@ -173,7 +173,7 @@ func (m *Metrics) AuthRefused(provider, reason string) {
 }
 
 // RequestDone implements egress.Observer (host.Config.Egress.Observer).
-func (m *Metrics) RequestDone(d *egress.Done) {
+func (m *Metrics) RequestDone(_ context.Context, d *egress.Done) {
 	m.outCalls.WithLabelValues(d.Module, d.Outcome, statusClass(d.Status)).Inc()
 	if d.BytesOut > 0 {
 		m.outBytes.WithLabelValues(d.Module, "out").Add(float64(d.BytesOut))

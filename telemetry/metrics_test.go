@@ -54,9 +54,9 @@ func TestAuthAndOutboundMetrics(t *testing.T) {
 	m.AuthRefused("jwt", "invalid")
 	m.AuthRefused("jwt", "invalid")
 	m.AuthRefused("apikey", "missing")
-	m.RequestDone(&egress.Done{Module: "web", Outcome: "ok", Status: 201, BytesOut: 7, BytesIn: 100, Duration: 20 * time.Millisecond})
-	m.RequestDone(&egress.Done{Module: "web", Outcome: "ok", Status: 503, BytesIn: 5, Duration: 3 * time.Second})
-	m.RequestDone(&egress.Done{Module: "web", Outcome: "policy_refused"})
+	m.RequestDone(context.Background(), &egress.Done{Module: "web", Outcome: "ok", Status: 201, BytesOut: 7, BytesIn: 100, Duration: 20 * time.Millisecond})
+	m.RequestDone(context.Background(), &egress.Done{Module: "web", Outcome: "ok", Status: 503, BytesIn: 5, Duration: 3 * time.Second})
+	m.RequestDone(context.Background(), &egress.Done{Module: "web", Outcome: "policy_refused"})
 	want := `
 # HELP wasmcp_auth_refusals_total HTTP requests refused by authentication, by provider and reason: missing, malformed, invalid, forbidden, upstream, limited.
 # TYPE wasmcp_auth_refusals_total counter

@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
@@ -36,6 +37,8 @@ const (
 	attrMemory      = attribute.Key("wasmcp.instance.memory_bytes")
 	attrOutput      = attribute.Key("wasmcp.instance.output_bytes")
 	attrQueueWaitMS = attribute.Key("wasmcp.gate.wait_ms")
+	attrHTTPMethod  = attribute.Key("http.request.method")
+	attrHTTPStatus  = attribute.Key("http.response.status_code")
 )
 
 // Tracing makes spans for requests and tool calls; it implements
@@ -169,6 +172,37 @@ func requestID(raw []byte) string {
 	}
 	return string(raw)
 }
+
+// RequestDone implements egress.Observer: a client span for a guest's
+// outbound HTTP request, a child of the call it was made in, from its
+// start to its end (redirects included). Like the metrics, it names no
+// URL or host: the module, the method, the outcome and the last status.
+func (t *Tracing) RequestDone(ctx context.Context, d *egress.Done) {
+	name := "HTTP"
+	if knownMethods[d.Method] {
+		name = d.Method
+	}
+	attrs := []attribute.KeyValue{attrModule.String(d.Module), attrOutcome.String(d.Outcome)}
+	if d.Method != "" {
+		attrs = append(attrs, attrHTTPMethod.String(d.Method))
+	}
+	if d.Status != 0 {
+		attrs = append(attrs, attrHTTPStatus.Int(d.Status))
+	}
+	_, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(d.Start),
+		trace.WithAttributes(attrs...))
+	if d.Outcome != "ok" {
+		span.SetAttributes(attrErrorType.String(d.Outcome))
+		span.SetStatus(codes.Error, d.Outcome)
+	}
+	span.End(trace.WithTimestamp(d.Start.Add(d.Duration)))
+}
+
+// knownMethods are the methods a span is named after (OpenTelemetry's
+// HTTP conventions); any other is named "HTTP", so a guest cannot mint
+// span names.
+var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
+	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
 
 // StartToolCall implements protocol.Tracer.
 func (t *Tracing) StartToolCall(ctx context.Context, module, tool string) (context.Context, func(*protocol.ToolCall)) {

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
@@ -179,5 +181,36 @@ func TestSpansFromHTTPHeaders(t *testing.T) {
 	s := byName(t, exp.GetSpans(), "tools/call echo")
 	if s.SpanContext().TraceID().String() != parentTrace || s.Parent().SpanID().String() != "b7ad6b7169203331" {
 		t.Fatalf("request span %v, parent %v: not the header's trace", s.SpanContext(), s.Parent())
+	}
+}
+
+// A guest's outbound request becomes a client span, a child of the call
+// it was made in, covering its start to its end; a refused one carries the
+// reason as its error, and a method outside the standard set does not name
+// the span.
+func TestOutboundRequestSpans(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tr := NewTracing(tp)
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "execute_tool fetch")
+	start := time.Now().Add(-time.Second)
+	tr.RequestDone(ctx, &egress.Done{Module: "web", Method: "GET", Outcome: "ok", Status: 200, Start: start, Duration: 250 * time.Millisecond})
+	tr.RequestDone(ctx, &egress.Done{Module: "web", Method: "BREW", Outcome: "policy_refused", Start: start, Duration: time.Millisecond})
+	parent.End()
+
+	get := byName(t, exp.GetSpans(), "GET")
+	if get.Parent().SpanID() != parent.SpanContext().SpanID() || get.SpanKind() != trace.SpanKindClient {
+		t.Fatalf("GET span: parent %v kind %v", get.Parent().SpanID(), get.SpanKind())
+	}
+	if !get.StartTime().Equal(start) || get.EndTime().Sub(get.StartTime()) != 250*time.Millisecond {
+		t.Fatalf("GET span: %v to %v", get.StartTime(), get.EndTime())
+	}
+	if attr(get, "http.response.status_code") != "200" || attr(get, "wasmcp.module") != "web" || get.Status().Code == codes.Error {
+		t.Fatalf("GET span: %v %v", get.Attributes(), get.Status())
+	}
+	refused := byName(t, exp.GetSpans(), "HTTP")
+	if refused.Status().Code != codes.Error || attr(refused, "error.type") != "policy_refused" || attr(refused, "http.request.method") != "BREW" {
+		t.Fatalf("refused span: %v %v", refused.Attributes(), refused.Status())
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/telemetry"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
@@ -186,4 +188,20 @@ func (o *ops) listenerURLs() []string {
 		return nil
 	}
 	return []string{o.sideURL + "/metrics"}
+}
+
+// outboundObserver tells the metrics, and the tracing once it is set up
+// (after the engine it observes is made), of each guest's outbound HTTP
+// request.
+type outboundObserver struct {
+	metrics *telemetry.Metrics
+	tracing atomic.Pointer[telemetry.Tracing]
+}
+
+// RequestDone implements egress.Observer.
+func (o *outboundObserver) RequestDone(ctx context.Context, d *egress.Done) {
+	o.metrics.RequestDone(ctx, d)
+	if t := o.tracing.Load(); t != nil {
+		t.RequestDone(ctx, d)
+	}
 }

@@ -206,7 +206,8 @@ Flags:
 		return err
 	}
 	metrics := telemetry.NewMetrics()
-	ef.egressObserver = metrics
+	outbound := &outboundObserver{metrics: metrics}
+	ef.egressObserver = outbound
 	af.observer = metrics
 	engine, err := ef.engine(stderr)
 	if err != nil {
@@ -220,6 +221,9 @@ Flags:
 	ops, err := of.newOps(ctx, log, metrics)
 	if err != nil {
 		return err
+	}
+	if ops.tracing != nil {
+		outbound.tracing.Store(ops.tracing)
 	}
 	taskMgr, err := tf.manager(ctx, *tools, log)
 	if err != nil {

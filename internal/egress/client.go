@@ -45,14 +45,16 @@ type Options struct {
 	// Logger receives the audit lines; nil means slog.Default().
 	Logger *slog.Logger
 	// Observer, if set, is told of every request a guest asked for, once
-	// it ends (metrics).
+	// it ends (metrics, trace spans).
 	Observer Observer
 }
 
 // Observer is told of each guest request once it ended, redirects
-// followed: RequestDone is called once per Session.Do.
+// followed: RequestDone is called once per Session.Do, with the context
+// the request was made in (the guest's call, so a trace span can be its
+// child).
 type Observer interface {
-	RequestDone(r *Done)
+	RequestDone(ctx context.Context, r *Done)
 }
 
 // Done is one guest request as an Observer sees it. Its fields are
@@ -60,6 +62,9 @@ type Observer interface {
 type Done struct {
 	// Module is the module whose guest asked.
 	Module string
+	// Method is the request's method once checked (upper case), "" when
+	// the request was refused before its method was read.
+	Method string
 	// Outcome is "ok" when a response came back (whatever its status),
 	// else the abi.HTTP* reason the request failed for.
 	Outcome string
@@ -69,8 +74,9 @@ type Done struct {
 	// BytesOut is the request body bytes sent (every hop); BytesIn the
 	// response body bytes read.
 	BytesOut, BytesIn int64
-	// Duration is from the request's start to its end, redirects and
-	// waiting for a concurrency slot included.
+	// Start is when the request started; Duration is from then to its
+	// end, redirects and waiting for a concurrency slot included.
+	Start    time.Time
 	Duration time.Duration
 }
 
@@ -265,15 +271,14 @@ func (s *Session) check(raw string, method string) (*target, *Error) {
 // to allowed destinations only, secrets added and redacted, audited, and
 // reported to the Options.Observer.
 func (s *Session) Do(ctx context.Context, req *abi.HTTPRequest) (*abi.HTTPResponse, *Error) {
-	d := Done{Module: s.module, Outcome: "ok"}
-	start := time.Now()
+	d := Done{Module: s.module, Outcome: "ok", Start: time.Now()}
 	resp, e := s.do(ctx, req, &d)
 	if s.c.obs != nil {
-		d.Duration = time.Since(start)
+		d.Duration = time.Since(d.Start)
 		if e != nil {
 			d.Outcome = e.Reason
 		}
-		s.c.obs.RequestDone(&d)
+		s.c.obs.RequestDone(ctx, &d)
 	}
 	return resp, e
 }
@@ -287,6 +292,7 @@ func (s *Session) do(ctx context.Context, req *abi.HTTPRequest, d *Done) (*abi.H
 		return nil, fail(abi.HTTPInvalid, "method %q is not an HTTP method", method)
 	}
 	method = strings.ToUpper(method)
+	d.Method = method
 	hdr := make(http.Header, len(req.Headers))
 	for name, vals := range req.Headers {
 		if !validToken(name) {

@@ -73,7 +73,7 @@ type doneLog struct {
 	list []Done
 }
 
-func (l *doneLog) RequestDone(d *Done) {
+func (l *doneLog) RequestDone(_ context.Context, d *Done) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.list = append(l.list, *d)
@@ -563,15 +563,18 @@ func TestObserverSeesEveryRequest(t *testing.T) {
 	}
 	// The redirect's 307 keeps the body: 7 bytes out twice.
 	want := []Done{
-		{Module: "mod", Outcome: "ok", Status: 201, BytesOut: 14, BytesIn: 6},
-		{Module: "mod", Outcome: "ok", Status: 404, BytesOut: 0, BytesIn: 0},
-		{Module: "mod", Outcome: abi.HTTPPolicyRefused},
-		{Module: "mod", Outcome: abi.HTTPInvalid},
-		{Module: "mod", Outcome: abi.HTTPTooLarge, Status: 201, BytesIn: 5},
+		{Module: "mod", Method: "POST", Outcome: "ok", Status: 201, BytesOut: 14, BytesIn: 6},
+		{Module: "mod", Method: "GET", Outcome: "ok", Status: 404, BytesOut: 0, BytesIn: 0},
+		{Module: "mod", Method: "GET", Outcome: abi.HTTPPolicyRefused},
+		{Module: "mod", Outcome: abi.HTTPInvalid}, // refused before its method was taken
+		{Module: "mod", Method: "GET", Outcome: abi.HTTPTooLarge, Status: 201, BytesIn: 5},
 	}
 	for i := range want {
 		g := got[i]
-		g.Duration = 0
+		if g.Start.IsZero() || g.Start.After(time.Now()) {
+			t.Fatalf("request %d: start %v", i, g.Start)
+		}
+		g.Start, g.Duration = time.Time{}, 0
 		if g != want[i] {
 			t.Fatalf("request %d: got %+v, want %+v", i, g, want[i])
 		}
