@@ -192,12 +192,21 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	case c != nil:
 		s.reactor.Store(c.reactor)
 		e.code.added(m, c)
-		e.log.Info("module compiled", "module", m.name, "sha256", m.hash[:12], "took", time.Since(start).Round(time.Millisecond),
+		took := time.Since(start)
+		e.log.Info("module compiled", "module", m.name, "sha256", m.hash[:12], "took", took.Round(time.Millisecond),
 			"code", FormatBytes(c.size))
+		e.compiled(m, c, took)
 	case refused:
 		e.log.Error("module refused at its first compilation", "module", m.name, "sha256", m.hash[:12], "reason", err.Error())
 	default:
 		e.log.Warn("compiling a module failed", "module", m.name, "err", err)
+	}
+}
+
+// compiled tells Config.OnCompiled of a compilation of m's code.
+func (e *Engine) compiled(m *Module, c *compiled, took time.Duration) {
+	if e.cfg.OnCompiled != nil {
+		e.cfg.OnCompiled(m.name, took, c.size)
 	}
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	// BudgetWait is how long a call waits for room in the memory budget;
 	// zero means DefaultBudgetWait.
 	BudgetWait time.Duration
+	// OnCompiled, if set, is told of each compilation of a module's code
+	// (its first call's, or again after --code-memory closed it): how
+	// long it took and the code's measured size.
+	OnCompiled func(module string, took time.Duration, codeBytes int64)
 	// Egress configures guests' outbound HTTP (proxy, resolver, dialer);
 	// what each module may reach is its policy's HTTP.
 	Egress egress.Options

@@ -240,6 +240,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	if err != nil {
 		return nil, err
 	}
+	built := time.Since(start)
 	ok := false
 	defer func() {
 		if !ok {
@@ -256,6 +257,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	ok = true
 	m.slot.install(c)
 	e.code.added(m, c)
+	e.compiled(m, c, built)
 	e.log.Info("module loaded", "module", name, "sha256", m.hash[:12], "tools", len(desc.Tools),
 		"resources", len(desc.Resources)+len(desc.ResourceTemplates), "prompts", len(desc.Prompts), "reactor", c.reactor,
 		"mode", m.Mode(), "took", time.Since(start).Round(time.Millisecond))

@@ -36,7 +36,9 @@ type Metrics struct {
 	reloads     prometheus.Counter
 	refusals    prometheus.Counter
 	loadTime    prometheus.Histogram
-	wasmBytes   *prometheus.GaugeVec     // module
+	wasmBytes   *prometheus.GaugeVec // module
+	compileTime *prometheus.HistogramVec
+	codeBytes   *prometheus.GaugeVec
 	authFails   *prometheus.CounterVec   // provider, reason
 	outCalls    *prometheus.CounterVec   // module, outcome, status
 	outBytes    *prometheus.CounterVec   // module, direction
@@ -92,6 +94,11 @@ func NewMetrics() *Metrics {
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
 	m.wasmBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "module_wasm_bytes",
 		Help: "Size of each loaded module's WebAssembly binary."}, []string{"module"})
+	m.compileTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "module_compile_duration_seconds",
+		Help:    "Time to compile a module's code on its first call (or after its code was closed under --code-memory), the compilation cache's read included.",
+		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"module"})
+	m.codeBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "module_code_bytes",
+		Help: "Compiled code of each module as the host measures it (what --code-memory counts), from its last compilation."}, []string{"module"})
 	m.authFails = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "auth_refusals_total",
 		Help: "HTTP requests refused by authentication, by provider and reason: missing, malformed, invalid, forbidden, upstream, limited."},
 		[]string{"provider", "reason"})
@@ -105,7 +112,7 @@ func NewMetrics() *Metrics {
 		Help: "Time of a guest's outbound HTTP request, redirects included.", Buckets: durBuckets},
 		[]string{"module"})
 	m.reg.MustRegister(m.calls, m.duration, m.instantiate, m.gateWait, m.output, m.result, m.tasks,
-		m.reloads, m.refusals, m.loadTime, m.wasmBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
+		m.reloads, m.refusals, m.loadTime, m.wasmBytes, m.compileTime, m.codeBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -116,6 +123,25 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the metrics in the Prometheus exposition formats.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// ModuleCompiled records a module's compilation: how long it took and
+// the compiled code's size (host.Config.OnCompiled).
+func (m *Metrics) ModuleCompiled(module string, took time.Duration, codeBytes int64) {
+	m.compileTime.WithLabelValues(module).Observe(took.Seconds())
+	m.codeBytes.WithLabelValues(module).Set(float64(codeBytes))
+}
+
+// WatchCodeMemory makes the metrics report the compiled code held and its
+// budget (host.Engine.CodeMemory); call it once.
+func (m *Metrics) WatchCodeMemory(usage func() (used, budget int64)) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "code_memory_bytes",
+			Help: "Compiled code the engine holds for all modules (--code-memory counts it)."},
+			func() float64 { used, _ := usage(); return float64(used) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "code_memory_budget_bytes",
+			Help: "The --code-memory budget (0: none)."},
+			func() float64 { _, budget := usage(); return float64(max(budget, 0)) }))
 }
 
 // WatchServer makes the metrics report srv's catalog (modules, tools,

@@ -87,3 +87,39 @@ wasmcp_outbound_bytes_total{direction="out",module="web"} 7
 		}
 	}
 }
+
+func TestCompileAndCodeMemoryMetrics(t *testing.T) {
+	m := NewMetrics()
+	m.ModuleCompiled("wc", 1500*time.Millisecond, 14<<20)
+	m.ModuleCompiled("wc", 300*time.Millisecond, 15<<20) // compiled again after an eviction
+	m.WatchCodeMemory(func() (int64, int64) { return 15 << 20, 512 << 20 })
+	want := `
+# HELP wasmcp_code_memory_budget_bytes The --code-memory budget (0: none).
+# TYPE wasmcp_code_memory_budget_bytes gauge
+wasmcp_code_memory_budget_bytes 5.36870912e+08
+# HELP wasmcp_code_memory_bytes Compiled code the engine holds for all modules (--code-memory counts it).
+# TYPE wasmcp_code_memory_bytes gauge
+wasmcp_code_memory_bytes 1.572864e+07
+# HELP wasmcp_module_code_bytes Compiled code of each module as the host measures it (what --code-memory counts), from its last compilation.
+# TYPE wasmcp_module_code_bytes gauge
+wasmcp_module_code_bytes{module="wc"} 1.572864e+07
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "wasmcp_code_memory_budget_bytes", "wasmcp_code_memory_bytes", "wasmcp_module_code_bytes"); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compiles uint64
+	for _, f := range fams {
+		if f.GetName() == "wasmcp_module_compile_duration_seconds" {
+			for _, mm := range f.GetMetric() {
+				compiles += mm.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if compiles != 2 {
+		t.Fatalf("compilations observed: %d, want 2", compiles)
+	}
+}

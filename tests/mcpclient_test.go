@@ -87,6 +87,13 @@ func startServe(t *testing.T, args ...string) *served {
 	return s
 }
 
+// waitLoaded waits until the server's initial load of its tools directory
+// has ended (it serves from before: see tests/startup_test.go).
+func (s *served) waitLoaded(t *testing.T) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "the initial load", func() bool { return strings.Contains(s.stderr.String(), `msg="modules loaded"`) })
+}
+
 // waitFor polls cond every few milliseconds until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()

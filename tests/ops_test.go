@@ -97,6 +97,7 @@ func TestMetricsOutcomes(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", opsTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--timeout", "2s", "--max-output", "1")
+	s.waitLoaded(t)
 	base := strings.TrimSuffix(s.url, "/mcp")
 	before := scrape(t, base)
 	for _, name := range []string{"go_goroutines", "process_open_fds", "wasmcp_modules", "wasmcp_catalog_publications_total", "wasmcp_module_load_duration_seconds"} {
@@ -184,6 +185,19 @@ func TestMetricsOutcomes(t *testing.T) {
 	if v := value(after, "wasmcp_tool_result_bytes_total", map[string]string{"tool": "small_hello"}); v <= 0 {
 		t.Errorf("small_hello result bytes %v", v)
 	}
+	// Both modules have been compiled by now (at load, or at their first
+	// call when listed from a cached description).
+	for _, module := range []string{"small", "hostile"} {
+		if v := value(after, "wasmcp_module_code_bytes", map[string]string{"module": module}); v <= 0 {
+			t.Errorf("%s compiled code bytes %v", module, v)
+		}
+		if n := value(after, "wasmcp_module_compile_duration_seconds", map[string]string{"module": module}); n < 1 {
+			t.Errorf("%s compilations observed: %v", module, n)
+		}
+	}
+	if used, budget := value(after, "wasmcp_code_memory_bytes", nil), value(after, "wasmcp_code_memory_budget_bytes", nil); used <= 0 || budget < used {
+		t.Errorf("code memory %v of a budget of %v", used, budget)
+	}
 
 	// wasmcp status reads the same endpoint.
 	out, err := exec.Command(wasmcpBin, "status", "--server", base).CombinedOutput()
@@ -212,6 +226,7 @@ func TestReadinessShutdown(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", opsTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--shutdown-drain", "1s")
+	s.waitLoaded(t)
 	base := strings.TrimSuffix(s.url, "/mcp")
 	if x := httpDo(t, http.MethodGet, base+"/readyz", nil, ""); x.status != 200 {
 		t.Fatalf("/readyz once serving: %d %s", x.status, x.body)

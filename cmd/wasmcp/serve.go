@@ -41,6 +41,9 @@ type engineFlags struct {
 	// egressObserver, set by serve, is told of guests' outbound HTTP
 	// requests (metrics); not a flag.
 	egressObserver egress.Observer
+	// onCompiled, set by serve, is told of each module compilation
+	// (metrics).
+	onCompiled func(module string, took time.Duration, codeBytes int64)
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -94,6 +97,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),
 		Egress:          egress.Options{ProxyFromEnv: f.httpProxy, Observer: f.egressObserver},
+		OnCompiled:      f.onCompiled,
 		CodeMemory:      int64(f.codeMemory),
 		Compilations:    f.compilations,
 		DescribeTimeout: f.describe,
@@ -208,12 +212,14 @@ Flags:
 	metrics := telemetry.NewMetrics()
 	outbound := &outboundObserver{metrics: metrics}
 	ef.egressObserver = outbound
+	ef.onCompiled = metrics.ModuleCompiled
 	af.observer = metrics
 	engine, err := ef.engine(stderr)
 	if err != nil {
 		return err
 	}
 	defer engine.Close(context.Background())
+	metrics.WatchCodeMemory(engine.CodeMemory)
 	log := engine.Logger()
 	if len(cfg.envUsed) > 0 {
 		log.Info("settings from the environment", "vars", cfg.envUsed)
