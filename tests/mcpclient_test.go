@@ -31,11 +31,20 @@ type served struct {
 	url    string         // HTTP only: the /mcp endpoint
 }
 
-// startServe starts wasmcp serve with args (which select the transport);
-// for HTTP pass "--http", "127.0.0.1:0" and the URL (http or https) is
-// read from the log.
+// startServe starts wasmcp serve with args (which select the transport)
+// and waits for its initial load of the tools directory to end (it serves
+// from before; startServeLoading does not wait); for HTTP pass "--http",
+// "127.0.0.1:0" and the URL (http or https) is read from the log.
 // The process is killed when the test ends.
 func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	s := startServeLoading(t, args...)
+	s.waitLoaded(t)
+	return s
+}
+
+// startServeLoading is startServe without waiting for the initial load.
+func startServeLoading(t *testing.T, args ...string) *served {
 	t.Helper()
 	s := &served{stderr: &e2e.LockedBuffer{}}
 	s.cmd = exec.Command(wasmcpBin, append([]string{"serve"}, args...)...)
@@ -91,7 +100,8 @@ func startServe(t *testing.T, args ...string) *served {
 // has ended (it serves from before: see tests/startup_test.go).
 func (s *served) waitLoaded(t *testing.T) {
 	t.Helper()
-	waitFor(t, 60*time.Second, "the initial load", func() bool { return strings.Contains(s.stderr.String(), `msg="modules loaded"`) })
+	// msg="modules loaded" (text) or "msg":"modules loaded" (JSON).
+	waitFor(t, 5*time.Minute, "the initial load", func() bool { return strings.Contains(s.stderr.String(), `modules loaded"`) })
 }
 
 // waitFor polls cond every few milliseconds until it holds or d passes.

@@ -97,7 +97,6 @@ func TestMetricsOutcomes(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", opsTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--timeout", "2s", "--max-output", "1")
-	s.waitLoaded(t)
 	base := strings.TrimSuffix(s.url, "/mcp")
 	before := scrape(t, base)
 	for _, name := range []string{"go_goroutines", "process_open_fds", "wasmcp_modules", "wasmcp_catalog_publications_total", "wasmcp_module_load_duration_seconds"} {
@@ -226,7 +225,6 @@ func TestReadinessShutdown(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", opsTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--shutdown-drain", "1s")
-	s.waitLoaded(t)
 	base := strings.TrimSuffix(s.url, "/mcp")
 	if x := httpDo(t, http.MethodGet, base+"/readyz", nil, ""); x.status != 200 {
 		t.Fatalf("/readyz once serving: %d %s", x.status, x.body)
@@ -309,7 +307,7 @@ func TestReadinessDuringStartup(t *testing.T) {
 		t.Fatal(err)
 	}
 	const describe = 10 * time.Second // the load's length: the probes below run well within it
-	s := startServe(t, "--tools", dir, "--stdio", "--cache-dir", "-", "--watch=false",
+	s := startServeLoading(t, "--tools", dir, "--stdio", "--cache-dir", "-", "--watch=false",
 		"--metrics-addr", "127.0.0.1:0", "--describe-timeout", describe.String())
 	re := regexp.MustCompile(`msg="serving metrics and probes" url=(http://\S+)/metrics`)
 	var side string

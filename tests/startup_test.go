@@ -41,7 +41,7 @@ func TestStdioAnswersDuringTheInitialLoad(t *testing.T) {
 	tools := slowStartTools(t)
 	// A cache of its own: the description cache must not hold slowstart's
 	// description, or it would be listed without a describe run.
-	s := startServe(t, "--tools", tools, "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s")
+	s := startServeLoading(t, "--tools", tools, "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s")
 	c := newStdioClient(t, s) // initialize
 	if loadedYet(s) {
 		t.Fatal("the load ended before initialize was answered: the test proves nothing")
@@ -70,7 +70,7 @@ func TestStdioAnswersDuringTheInitialLoad(t *testing.T) {
 func TestHTTPServesDuringTheInitialLoad(t *testing.T) {
 	t.Parallel()
 	tools := slowStartTools(t)
-	s := startServe(t, "--tools", tools, "--http", "127.0.0.1:0", "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s")
+	s := startServeLoading(t, "--tools", tools, "--http", "127.0.0.1:0", "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s")
 	readyz := strings.TrimSuffix(s.url, "/mcp") + "/readyz"
 	init := httpDo(t, http.MethodPost, s.url, nil,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
