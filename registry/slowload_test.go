@@ -4,32 +4,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// spinDescribe is a hand-assembled command module without a description
-// section whose _start spins: its describe run lasts until the describe
-// deadline.
-func spinDescribe() []byte {
-	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
-	var m []byte
-	m = append(m, "\x00asm\x01\x00\x00\x00"...)
-	m = append(m, sec(1, 1, 0x60, 0, 0)...) // type: () -> ()
-	m = append(m, sec(3, 1, 0)...)          // function 0: type 0
-	m = append(m, sec(5, 1, 0, 1)...)       // memory: min 1
-	m = append(m, sec(7, 2,
-		6, '_', 's', 't', 'a', 'r', 't', 0x00, 0,
-		6, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0)...)
-	body := []byte{0, 0x03, 0x40, 0x0C, 0, 0x0B, 0x0B} // loop; br 0; end; end
-	m = append(m, sec(10, append([]byte{1, byte(len(body))}, body...)...)...)
-	return m
-}
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+)
 
 // A module whose load is slow (its describe run spins until the describe
 // deadline) holds up neither another file's load nor its publication.
 func TestSlowLoadDoesNotHoldUpOthers(t *testing.T) {
 	f := newFixture(t, WatchOptions{Settle: 10 * time.Millisecond})
 	start := time.Now()
-	f.deploy("spin.wasm", spinDescribe())
+	f.deploy("spin.wasm", guestbuild.SpinningStart())
 	time.Sleep(50 * time.Millisecond) // the spin module's load is under way
 	f.deploy("small.wasm", smallV1)
 	f.waitFor("small served", func() bool { return strings.Contains(f.call("small_hello"), "small v1") })

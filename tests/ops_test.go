@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 // End-to-end tests of what an operator sees: /metrics, /healthz, /readyz on
@@ -278,24 +280,6 @@ func TestMetricsAddr(t *testing.T) {
 	}
 }
 
-// spinDescribe is a hand-assembled command module without a description
-// section whose _start spins: its describe run at load lasts until the
-// describe deadline, and the module is then refused.
-func spinDescribe() []byte {
-	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
-	var m []byte
-	m = append(m, "\x00asm\x01\x00\x00\x00"...)
-	m = append(m, sec(1, 1, 0x60, 0, 0)...) // type: () -> ()
-	m = append(m, sec(3, 1, 0)...)          // function 0: type 0
-	m = append(m, sec(5, 1, 0, 1)...)       // memory: min 1
-	m = append(m, sec(7, 2,
-		6, '_', 's', 't', 'a', 'r', 't', 0x00, 0,
-		6, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0)...)
-	body := []byte{0, 0x03, 0x40, 0x0C, 0, 0x0B, 0x0B} // loop; br 0; end; end
-	m = append(m, sec(10, append([]byte{1, byte(len(body))}, body...)...)...)
-	return m
-}
-
 // While the initial load runs, /readyz answers 503 naming the catalog and
 // /healthz answers 200; once the load ends (here: the slow module refused
 // at its describe deadline) /readyz answers 200. Probed on the
@@ -303,7 +287,7 @@ func spinDescribe() []byte {
 func TestReadinessDuringStartup(t *testing.T) {
 	t.Parallel()
 	dir := opsTools(t)
-	if err := os.WriteFile(filepath.Join(dir, "spin.wasm"), spinDescribe(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "spin.wasm"), guestbuild.SpinningStart(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const describe = 10 * time.Second // the load's length: the probes below run well within it
