@@ -65,6 +65,11 @@ func New(name, version string, opts ...Option) *Server {
 // before the host takes its snapshot, so that every call starts with them
 // built; a command module has no use for it.
 func (s *Server) Prepare() {
+	// The request envelope and a tool result, as every tools/call
+	// decodes and encodes them.
+	_ = json.Unmarshal([]byte(`{"_meta":{}}`), &requestMeta{})
+	_ = json.Unmarshal([]byte(`{"name":"","arguments":{}}`), &callParams{})
+	_, _ = marshal(&ToolResult{Content: []Content{Text("")}, StructuredContent: json.RawMessage(`{}`)})
 	for _, t := range s.tools {
 		if t.warm != nil {
 			t.warm()
@@ -136,9 +141,7 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 
 // handle dispatches one request and returns its result or error.
 func (s *Server) handle(c *Context, req *abi.Message) (any, *Error) {
-	var meta struct {
-		Meta json.RawMessage `json:"_meta"`
-	}
+	var meta requestMeta
 	if len(req.Params) > 0 {
 		if err := json.Unmarshal(req.Params, &meta); err != nil {
 			return nil, InvalidParams("invalid params: %v", err)
@@ -203,11 +206,20 @@ func (s *Server) describe(params json.RawMessage) (any, *Error) {
 	return s.Description(), nil
 }
 
+// requestMeta is the part of every request's params the server reads
+// before dispatching.
+type requestMeta struct {
+	Meta json.RawMessage `json:"_meta"`
+}
+
+// callParams are a tools/call request's params.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
 func (s *Server) callTool(c *Context, params json.RawMessage) (any, *Error) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var p callParams
 	if err := unmarshalParams(params, &p); err != nil {
 		return nil, err
 	}
