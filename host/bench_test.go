@@ -59,7 +59,13 @@ func wordCountModule(b *testing.B, lang string) *Module {
 		}
 		wasm = goReactorWordCount.wasm
 	}
-	m, err := newEngine(b, Limits{}).Load(context.Background(), "wordcount", wasm, Policy{})
+	// As wasmcp serve runs it: deadlines by instrumented loops.
+	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, InstrumentLoops: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close(context.Background()) })
+	m, err := e.Load(context.Background(), "wordcount", wasm, Policy{})
 	if err != nil {
 		b.Fatal(err)
 	}
