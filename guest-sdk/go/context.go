@@ -299,7 +299,11 @@ func (s *session) write(m abi.Message) error {
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
+	return s.writeLine(append(b, '\n'))
+}
+
+// writeLine writes one encoded message line.
+func (s *session) writeLine(b []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -325,6 +329,21 @@ func (s *session) notify(method string, params any) {
 
 // respond writes the final response and closes the output.
 func (s *session) respond(id json.RawMessage, result any, rpcErr *Error) {
+	if raw, ok := result.(encoded); ok && rpcErr == nil {
+		// Our own encoding: compact, valid, one line. The envelope is
+		// written around it instead of encoding it again.
+		b := make([]byte, 0, len(raw)+len(id)+40)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		b = append(b, `,"result":`...)
+		b = append(b, raw...)
+		b = append(b, "}\n"...)
+		s.writeLine(b)
+		s.wmu.Lock()
+		s.closed = true
+		s.wmu.Unlock()
+		return
+	}
 	m := abi.Message{JSONRPC: "2.0", ID: id}
 	if rpcErr == nil {
 		raw, err := marshal(result)

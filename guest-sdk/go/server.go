@@ -69,7 +69,7 @@ func (s *Server) Prepare() {
 	// decodes and encodes them.
 	_ = json.Unmarshal([]byte(`{"_meta":{}}`), &requestMeta{})
 	_ = json.Unmarshal([]byte(`{"name":"","arguments":{}}`), &callParams{})
-	_, _ = marshal(&ToolResult{Content: []Content{Text("")}, StructuredContent: json.RawMessage(`{}`)})
+	_, _ = marshalResult(&ToolResult{Content: []Content{Text("")}, StructuredContent: encoded(`{}`)})
 	for _, t := range s.tools {
 		if t.warm != nil {
 			t.warm()
@@ -251,11 +251,39 @@ func (s *Server) callTool(c *Context, params json.RawMessage) (any, *Error) {
 	}
 	// Encode here, so that a result that cannot be encoded still gets an
 	// answer the client understands.
-	raw, mErr := marshal(res)
+	raw, mErr := marshalResult(res)
 	if mErr != nil {
 		return ErrorResult("cannot encode the tool's result: " + mErr.Error()), nil
 	}
-	return json.RawMessage(raw), nil
+	return encoded(raw), nil
+}
+
+// encoded is JSON the SDK encoded itself (with marshal): valid, compact
+// and on one line, so it is written into a response as it is, not
+// scanned and compacted again.
+type encoded []byte
+
+// MarshalJSON implements json.Marshaler.
+func (e encoded) MarshalJSON() ([]byte, error) { return e, nil }
+
+// marshalResult encodes a tool result; structured content the SDK encoded
+// itself (a typed tool's output) is copied in as it is.
+func marshalResult(res *ToolResult) ([]byte, error) {
+	sc, ok := res.StructuredContent.(encoded)
+	if !ok {
+		return marshal(res)
+	}
+	r := *res
+	r.StructuredContent = nil
+	b, err := marshal(&r) // {"content":[...],...}: content is never omitted
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+len(sc)+24)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, `,"structuredContent":`...)
+	out = append(out, sc...)
+	return append(out, '}'), nil
 }
 
 func (s *Server) readResource(c *Context, params json.RawMessage) (any, *Error) {

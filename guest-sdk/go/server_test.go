@@ -721,3 +721,49 @@ func TestPrepareBuildsToolCodecs(t *testing.T) {
 		t.Fatal("typed tools have a warm-up, raw tools none")
 	}
 }
+
+// A typed tool's result is written around its encoded output, not encoded
+// again: the response line must still be exactly the JSON encoding/json
+// would give, field for field, with string ids and odd characters.
+func TestTypedResultWrittenAsEncoded(t *testing.T) {
+	type out struct {
+		S string `json:"s"`
+		N int    `json:"n"`
+	}
+	s := New("enc", "1")
+	AddTool(s, Tool{Name: "t"}, func(*Context, struct{}) (out, error) { return out{S: "<a> \"b\"\u2028", N: 7}, nil })
+	var buf bytes.Buffer
+	req := `{"jsonrpc":"2.0","id":"x y","method":"tools/call","params":{"name":"t","arguments":{}}}`
+	if err := s.Serve(strings.NewReader(req+"\n"), &buf); err != nil {
+		t.Fatal(err)
+	}
+	line := buf.String()
+	if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
+		t.Fatalf("not one line: %q", line)
+	}
+	var got struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &got); err != nil || got.JSONRPC != "2.0" || got.ID != "x y" {
+		t.Fatalf("envelope %q: %v", line, err)
+	}
+	var res struct {
+		Content []struct {
+			Type, Text string
+		} `json:"content"`
+		Structured out `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(got.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := out{S: "<a> \"b\"\u2028", N: 7}
+	if res.Structured != want || len(res.Content) != 1 || res.Content[0].Type != "text" {
+		t.Fatalf("result %s", got.Result)
+	}
+	var text out
+	if err := json.Unmarshal([]byte(res.Content[0].Text), &text); err != nil || text != want {
+		t.Fatalf("text content %q: %v", res.Content[0].Text, err)
+	}
+}

@@ -303,5 +303,5 @@ func toolResultOf(out any, structured bool) (*ToolResult, error) {
 			return nil, fmt.Errorf("the tool returned no result")
 		}
 	}
-	return &ToolResult{Content: []Content{Text(string(raw))}, StructuredContent: json.RawMessage(raw)}, nil
+	return &ToolResult{Content: []Content{Text(string(raw))}, StructuredContent: encoded(raw)}, nil
 }
