@@ -201,7 +201,16 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	if code.interrupt {
 		// The instrumented loops trap once the call's context ends.
 		if g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal); ok {
-			defer context.AfterFunc(tctx, func() { g.Set(1) })()
+			stopAfter := context.AfterFunc(tctx, func() { g.Set(1) })
+			defer stopAfter()
+			// The answer sets the flag itself, on the guest's own
+			// goroutine: ending the context would start a goroutine
+			// (and wake a thread) for it on every call.
+			c.interrupt = func() {
+				if stopAfter() {
+					g.Set(1)
+				}
+			}
 		}
 	}
 	err = c.run(mod)
@@ -272,6 +281,9 @@ type call struct {
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// interrupt, for an instrumented module, makes its loops trap at once
+	// (answer); the call's context ending does the same, asynchronously.
+	interrupt func()
 
 	stdin  *inbox
 	stdout lineWriter
@@ -501,6 +513,9 @@ func (c *call) answer(r *contract.Reply) {
 	// The instance is no longer needed: end it (a guest that keeps
 	// running after answering would only burn its deadline).
 	c.stdin.close()
+	if c.interrupt != nil {
+		c.interrupt()
+	}
 	c.cancel(errAnswered)
 }
 

@@ -353,23 +353,37 @@ func stripEnvelope(params []byte) []byte {
 	if sonic.Unmarshal(params, &top) != nil {
 		return params
 	}
+	n := len(top)
 	delete(top, "task")
 	delete(top, "inputResponses")
 	delete(top, "requestState")
+	changed := len(top) != n
 	if raw, ok := top["_meta"]; ok {
 		var meta map[string]json.RawMessage
 		if sonic.Unmarshal(raw, &meta) == nil {
+			n := len(meta)
 			for k := range meta {
 				if strings.HasPrefix(k, "io.modelcontextprotocol/") {
 					delete(meta, k)
 				}
 			}
-			if len(meta) == 0 {
+			switch {
+			case len(meta) == n:
+			case len(meta) == 0:
 				delete(top, "_meta")
-			} else if b, err := sonic.Marshal(meta); err == nil {
-				top["_meta"] = b
+				changed = true
+			default:
+				if b, err := sonic.Marshal(meta); err == nil {
+					top["_meta"] = b
+					changed = true
+				}
 			}
 		}
+	}
+	if !changed {
+		// Only a value mentioned one of the names: the params go on
+		// as they came.
+		return params
 	}
 	b, err := sonic.Marshal(top)
 	if err != nil {
