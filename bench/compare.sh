@@ -57,9 +57,9 @@ echo "settings: CLIENTS=$CLIENTS DURATION=$DURATION WARMUP=$WARMUP, word_count o
 run() {
 	local server=$1 era=$2 clients=$3 out=$4
 	case $server in
-	wasmcp+C) start "$server-$era-$clients" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
-	wasmcp+Go) start "$server-$era-$clients" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
-	wasmcp+GoR) start "$server-$era-$clients" url=http "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-gor" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+C) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+Go) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+GoR) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-gor" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
 	go-sdk) start "$server-$era-$clients" url=http "$work/gosdk" -addr 127.0.0.1:0 ;;
 	mcp-go) start "$server-$era-$clients" url=http "$work/mcpgo" -addr 127.0.0.1:0 ;;
 	*) echo "unknown server $server" >&2; exit 2 ;;

@@ -88,7 +88,7 @@ for era in $ERAS; do
 		h3) flag="-http3" label="HTTP/3" ;;
 		*) echo "unknown protocol $proto (want h1, h2 or h3)" >&2; exit 2 ;;
 		esac
-		start "$proto-$era" 'msg="serving HTTP/3"' "$work/wasmcp" serve --http "$bind:0" --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem" --http3 \
+		start "$proto-$era" 'msg="modules loaded"' "$work/wasmcp" serve --http "$bind:0" --tls-cert "$work/tls/cert.pem" --tls-key "$work/tls/key.pem" --http3 \
 			--tools "$work/tools" --cache-dir "$work/cache" --watch=false --data-dir -
 		if [ -n "$DELAY" ]; then
 			port=${url##*:}
