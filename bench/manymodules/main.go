@@ -8,7 +8,12 @@
 //   - round-robin calls over the cold-start modules under a code budget:
 //     p50/p99/max call latency (first calls after an eviction included),
 //     the evictions, and the server's peak resident memory;
-//   - tools/list with NC tools (one per C module): its time.
+//   - tools/list with NC tools (one per C module): its time;
+//   - with -nrr N: N distinct Go modules called round-robin under the code
+//     budget (default: the server's, 512 MiB), the compilation cache
+//     primed once beforehand: p50/p99/max call latency, the evictions, the
+//     server's peak resident memory against the budget, and what the
+//     memory above the budget is made of.
 //
 // Distinct modules are made from the Go and C word_count examples by
 // rewriting the tool name in the module's data ("word_count" becomes
@@ -22,6 +27,7 @@
 // Usage (from the repository root):
 //
 //	cd bench && go run ./manymodules [-ngo 200] [-nc 1000] [-ncold 20] [-budget 96MiB]
+//	cd bench && go run ./manymodules -ngo 0 -nc 0 -ncold 0 -nrr 200 -rounds 2
 package main
 
 import (
@@ -52,6 +58,9 @@ var (
 	budget = flag.String("budget", "", "--code-memory for the round-robin calls (default: the server's default)")
 	keep   = flag.Bool("keep", false, "keep the work directory")
 	before = flag.String("before", "", "a wasmcp binary to compare the cold and warm starts with (e.g. one built from an older commit)")
+	nrr    = flag.Int("nrr", 0, "Go modules for the round-robin phase under the code budget, compilation cache primed once (0: no such phase)")
+	rrDir  = flag.String("rrcache", "", "with -nrr: the compilation cache to prime and keep (primed already when it holds the mark a priming leaves: not primed again)")
+	bound  = flag.Duration("bound", 45*time.Minute, "with -nrr: the most the priming, and then the round-robin calls, may take each")
 )
 
 func main() {
@@ -77,6 +86,9 @@ func main() {
 
 	if *ncold > 0 {
 		cold(bin, work, goBase, goWasm)
+	}
+	if *nrr > 0 {
+		manyRR(bin, work, goBase, goWasm)
 	}
 	warm(bin, root, work, goBase, goWasm, cWasm)
 }
