@@ -35,16 +35,7 @@ func wordCountModule(b *testing.B, lang string) *Module {
 			b.Fatal(err)
 		}
 	case "go":
-		goWordCount.once.Do(func() {
-			out := filepath.Join(b.TempDir(), "wordcount.wasm")
-			if goWordCount.err = guestbuild.Build(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); goWordCount.err == nil {
-				goWordCount.wasm, goWordCount.err = os.ReadFile(out)
-			}
-		})
-		if goWordCount.err != nil {
-			b.Fatal(goWordCount.err)
-		}
-		wasm = goWordCount.wasm
+		wasm = goWordCountWasm(b)
 	case "go-reactor":
 		// The same Go code built as a reactor the host runs from a
 		// snapshot of its start-up (snapshot.go).
@@ -70,6 +61,21 @@ func wordCountModule(b *testing.B, lang string) *Module {
 		b.Fatal(err)
 	}
 	return m
+}
+
+// goWordCountWasm builds the Go word_count guest (once).
+func goWordCountWasm(b testing.TB) []byte {
+	b.Helper()
+	goWordCount.once.Do(func() {
+		out := filepath.Join(b.TempDir(), "wordcount.wasm")
+		if goWordCount.err = guestbuild.Build(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); goWordCount.err == nil {
+			goWordCount.wasm, goWordCount.err = os.ReadFile(out)
+		}
+	})
+	if goWordCount.err != nil {
+		b.Fatal(goWordCount.err)
+	}
+	return goWordCount.wasm
 }
 
 func benchWordCount(b *testing.B, lang string, parallel bool) {

@@ -44,6 +44,7 @@ type compiled struct {
 	base      wazero.ModuleConfig // the module's config for a snapshot's instances; nil: Module.base
 	size      int64               // estimated resident bytes (codeCost)
 	cost      int64               // what one instance takes from the engine's memory budget
+	validated string              // the bytes wazero validated (validatedID)
 }
 
 // codeCost estimates what a compiled module keeps resident: wazero keeps
@@ -70,6 +71,15 @@ type codeSlot struct {
 	refused error   // the module turned out invalid: every call fails
 	calls   int     // calls running on c
 	closed  bool
+	valid   string // the bytes wazero validated at the last compilation (validatedID)
+}
+
+// validatedID returns the identity of the bytes wazero validated when the
+// module's code last compiled, "" if it never did.
+func (s *codeSlot) validatedID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.valid
 }
 
 // flight is one compilation that callers wait for.
@@ -81,6 +91,7 @@ type flight struct {
 func (s *codeSlot) install(c *compiled) {
 	s.mu.Lock()
 	s.c = c
+	s.valid = c.validated
 	s.mu.Unlock()
 	s.reactor.Store(c.reactor)
 	s.lastUse.Store(time.Now().UnixNano())
@@ -180,6 +191,7 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	switch {
 	case c != nil && !closed:
 		s.c = c
+		s.valid = c.validated
 	case refused:
 		s.refused = err
 	}

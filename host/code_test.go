@@ -280,3 +280,46 @@ func TestOpenKnownNeedsTheCachedCopy(t *testing.T) {
 		t.Fatalf("the source was read %d times", reads.Load())
 	}
 }
+
+func TestRecompileAfterEvictionValidatesOnce(t *testing.T) {
+	// A budget of one probe: each call of the other closes a module's code.
+	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1, InstrumentLoops: true})
+	srcA, _ := countingSource(probeWasm)
+	a, err := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcB, _ := countingSource(probeWasm)
+	b, err := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(m *Module, wantCompiles int64) {
+		t.Helper()
+		if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
+			t.Fatalf("%s: %q %v", m.name, got, err)
+		}
+		if !m.instrumented() {
+			t.Fatalf("%s: not instrumented", m.name)
+		}
+		if got := e.compiles.Load(); got != wantCompiles {
+			t.Fatalf("%s: %d wazero compilations in all, want %d", m.name, got, wantCompiles)
+		}
+	}
+	// A first compilation validates the module as given, then compiles the
+	// instrumented one.
+	step(a, 2)
+	step(b, 4)
+	if a.Compiled() {
+		t.Fatal("a's code was not closed")
+	}
+	// Compiled again after the budget closed it: the same bytes, validated
+	// already: only the instrumented module.
+	step(a, 5)
+	// Bytes other than those validated (here: a snapshot's, say) are
+	// validated again.
+	b.slot.mu.Lock()
+	b.slot.valid = "snapshot 00"
+	b.slot.mu.Unlock()
+	step(b, 7)
+}

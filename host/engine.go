@@ -100,18 +100,19 @@ func DefaultCacheDir() string {
 // Engine owns the wazero runtimes and the compilation cache. It is safe for
 // concurrent use. Modules loaded by an Engine are valid until it is closed.
 type Engine struct {
-	cfg    Config
-	log    *slog.Logger
-	cache  wazero.CompilationCache
-	descs  *descCache
-	snaps  *snapCache
-	dir    string // the on-disk cache, "" for none
-	mem    *memBudget
-	idle   idleReturn // returns memory to the OS when calls stop (idle.go)
-	code   *codeBudget
-	pool   compilePool
-	built  atomic.Int64 // compilations done (Engine.build)
-	active atomic.Int64 // compilations running
+	cfg      Config
+	log      *slog.Logger
+	cache    wazero.CompilationCache
+	descs    *descCache
+	snaps    *snapCache
+	dir      string // the on-disk cache, "" for none
+	mem      *memBudget
+	idle     idleReturn // returns memory to the OS when calls stop (idle.go)
+	code     *codeBudget
+	pool     compilePool
+	built    atomic.Int64 // compilations done (Engine.build)
+	compiles atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
+	active   atomic.Int64 // compilations running
 
 	mu       sync.Mutex
 	runtimes map[runtimeKey]wazero.Runtime
@@ -283,10 +284,32 @@ const interruptExport = wasmrewrite.InterruptExport
 // module is still interruptible, only slower. interrupt reports whether
 // the module was instrumented. A nil runtime means the engine could not
 // provide one (err says why); otherwise err is the module's compile error.
-func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
+//
+// validated says that wazero validated these very bytes before in this
+// process (the module's code compiled before and the code budget closed
+// it): the compilation of the module as given, which is there only to
+// validate it, is skipped and only the instrumented module is compiled
+// (should that fail, the module as given is compiled first as usual). From
+// the compilation cache this halves wazero's work: each CompileModule
+// decodes and validates its module and reads, checksums and maps its
+// machine code (BenchmarkRecompileFromCache).
+func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte, validated bool) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
+	if validated && e.cfg.InstrumentLoops {
+		if iw, ierr := wasmrewrite.Instrument(wasm); ierr == nil {
+			ri, rerr := e.runtime(ctx, pages, false)
+			if rerr != nil {
+				return nil, nil, false, rerr
+			}
+			e.compiles.Add(1)
+			if icode, cerr := ri.CompileModule(ctx, iw); cerr == nil {
+				return ri, icode, true, nil
+			}
+		}
+	}
 	if r, err = e.runtime(ctx, pages, true); err != nil {
 		return nil, nil, false, err
 	}
+	e.compiles.Add(1)
 	// The module as it is comes first, even when it will be instrumented:
 	// wazero validates it, so the rewriter only ever sees valid modules
 	// and can never turn an invalid one into a valid one (say, one whose
@@ -302,6 +325,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 			_ = code.Close(ctx)
 			return nil, nil, false, rerr
 		}
+		e.compiles.Add(1)
 		icode, cerr := ri.CompileModule(ctx, iw)
 		if cerr == nil {
 			_ = code.Close(ctx)

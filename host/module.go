@@ -295,7 +295,9 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 		interrupt bool
 		err       error
 		snap      snapshot
+		id        string
 	}
+	validated := m.slot.validatedID()
 	ch := make(chan result, 1)
 	e.active.Add(1)
 	go func() {
@@ -304,7 +306,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 		done := e.slowLog(name)
 		defer done()
 		var x result
-		x.r, x.code, x.interrupt, x.snap, x.err = e.compileSnapshot(context.WithoutCancel(ctx), m, wasm)
+		x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(context.WithoutCancel(ctx), m, wasm, validated)
 		e.built.Add(1)
 		ch <- x
 	}()
@@ -326,7 +328,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	if err != nil {
 		return nil, fail("does not compile: %v", err)
 	}
-	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm) + x.snap.extra, cost: cost, snap: x.snap}
+	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm) + x.snap.extra, cost: cost, snap: x.snap, validated: x.id}
 	if x.snap.used {
 		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
 	}

@@ -63,6 +63,7 @@ type snapshot struct {
 	cached bool   // read from the cache rather than made now
 	extra  int64  // bytes the snapshot adds to the module (its memory image)
 	took   time.Duration
+	sum    [sha256.Size]byte // the snapshot's SHA-256
 }
 
 // hostVersion names the host's build for snapshot keys: its module
@@ -150,26 +151,28 @@ func snapshotKey(wasm []byte, name string, p Policy) string {
 // snapshot followed by the snapshot, so a damaged file is ignored.
 type snapCache struct{ dir string }
 
-func (c *snapCache) get(key string) ([]byte, bool) {
+// get returns the snapshot under key and its SHA-256.
+func (c *snapCache) get(key string) ([]byte, [sha256.Size]byte, bool) {
+	var sum [sha256.Size]byte
 	if c == nil {
-		return nil, false
+		return nil, sum, false
 	}
 	b, err := os.ReadFile(filepath.Join(c.dir, key+".wasm"))
 	if err != nil || len(b) < sha256.Size {
-		return nil, false
+		return nil, sum, false
 	}
-	sum := sha256.Sum256(b[sha256.Size:])
+	sum = sha256.Sum256(b[sha256.Size:])
 	if !bytes.Equal(sum[:], b[:sha256.Size]) {
-		return nil, false
+		return nil, sum, false
 	}
-	return b[sha256.Size:], true
+	return b[sha256.Size:], sum, true
 }
 
-func (c *snapCache) put(key string, snap []byte) {
+// put keeps snap, whose SHA-256 is sum, under key.
+func (c *snapCache) put(key string, snap []byte, sum [sha256.Size]byte) {
 	if c == nil || os.MkdirAll(c.dir, 0o700) != nil {
 		return
 	}
-	sum := sha256.Sum256(snap)
 	tmp := filepath.Join(c.dir, key+".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -189,17 +192,18 @@ func (c *snapCache) put(key string, snap []byte) {
 func (e *Engine) snapshotOf(ctx context.Context, m *Module, wasm []byte) ([]byte, snapshot, error) {
 	start := time.Now()
 	key := snapshotKey(wasm, m.name, m.policy)
-	if snap, ok := e.snaps.get(key); ok {
+	if snap, sum, ok := e.snaps.get(key); ok {
 		if clock, err := snapshotClockOf(snap); err == nil {
-			return snap, snapshot{used: true, clock: clock, cached: true, took: time.Since(start)}, nil
+			return snap, snapshot{used: true, clock: clock, cached: true, took: time.Since(start), sum: sum}, nil
 		}
 	}
 	snap, clock, err := e.takeSnapshot(ctx, m, wasm)
 	if err != nil {
 		return nil, snapshot{}, err
 	}
-	e.snaps.put(key, snap)
-	return snap, snapshot{used: true, clock: clock, took: time.Since(start)}, nil
+	sum := sha256.Sum256(snap)
+	e.snaps.put(key, snap, sum)
+	return snap, snapshot{used: true, clock: clock, took: time.Since(start), sum: sum}, nil
 }
 
 // snapshotClockOf reads the clock a snapshot recorded.
@@ -349,23 +353,26 @@ func (w *startupLog) Write(p []byte) (int, error) {
 
 // compileSnapshot compiles a prepared module: from its snapshot when it
 // asks for one and can have one, else as it is (logging why it runs
-// without the snapshot it asked for). The results are compile's.
-func (e *Engine) compileSnapshot(ctx context.Context, m *Module, wasm []byte) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, error) {
+// without the snapshot it asked for). The results are compile's, and
+// the identity of the bytes compiled (validatedID); validated is that of
+// the bytes wazero validated at the module's last compilation, if any.
+func (e *Engine) compileSnapshot(ctx context.Context, m *Module, wasm []byte, validated string) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, string, error) {
 	pages := m.policy.Limits.memoryPages()
 	want, why := wantsSnapshot(wasm, m.policy)
 	var snap snapshot
 	if want && why == "" {
 		s, info, err := e.snapshotOf(ctx, m, wasm)
 		if err == nil {
-			r, code, interrupt, cerr := e.compile(ctx, m.name, pages, s)
+			id := validatedID(m, &info)
+			r, code, interrupt, cerr := e.compile(ctx, m.name, pages, s, validated == id)
 			if cerr == nil {
 				info.extra = int64(len(s) - len(wasm))
 				e.log.Info("module runs from a snapshot", "module", m.name, "cached", info.cached,
 					"snapshot", FormatBytes(int64(len(s))), "took", info.took.Round(time.Millisecond))
-				return r, code, interrupt, info, nil
+				return r, code, interrupt, info, id, nil
 			}
 			if r == nil {
-				return nil, nil, false, snapshot{}, cerr
+				return nil, nil, false, snapshot{}, "", cerr
 			}
 			err = fmt.Errorf("the snapshot does not compile: %w", cerr)
 		}
@@ -379,8 +386,21 @@ func (e *Engine) compileSnapshot(ctx context.Context, m *Module, wasm []byte) (w
 		}
 		e.log.Log(ctx, level, "module runs without a snapshot", "module", m.name, "reason", why)
 	}
-	r, code, interrupt, err := e.compile(ctx, m.name, pages, wasm)
-	return r, code, interrupt, snap, err
+	id := validatedID(m, nil)
+	r, code, interrupt, err := e.compile(ctx, m.name, pages, wasm, validated == id)
+	return r, code, interrupt, snap, id, err
+}
+
+// validatedID names the bytes compileSnapshot compiles for m without
+// hashing them again: a module as prepared is determined by its hash (its
+// code compiles only from bytes checked against it) and its policy, which
+// a Module never changes; a snapshot by its own SHA-256, which the
+// snapshot cache checks or computes anyway.
+func validatedID(m *Module, snap *snapshot) string {
+	if snap == nil {
+		return "module " + m.hash
+	}
+	return "snapshot " + hex.EncodeToString(snap.sum[:])
 }
 
 // Snapshot reports whether the module's calls start from a snapshot (as
