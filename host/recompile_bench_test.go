@@ -66,6 +66,7 @@ func BenchmarkRecompileFromCache(b *testing.B) {
 		revalidate bool
 	}{{"whole", false}, {"whole-validating", true}} {
 		b.Run(k.name, func(b *testing.B) {
+			var cpu int64
 			for b.Loop() {
 				b.StopTimer()
 				evict()
@@ -75,9 +76,16 @@ func BenchmarkRecompileFromCache(b *testing.B) {
 					m.slot.mu.Unlock()
 				}
 				b.StartTimer()
+				cpu0 := processCPU()
 				if err := m.Compile(ctx); err != nil {
 					b.Fatal(err)
 				}
+				cpu += processCPU() - cpu0
+			}
+			// CPU time (all threads) is steadier than wall time on a
+			// busy machine.
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 			}
 		})
 	}

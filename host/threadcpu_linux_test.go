@@ -13,3 +13,14 @@ func threadCPU() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// processCPU returns the CPU time the whole process has used (every
+// thread: the work of other goroutines and of the garbage collector
+// included), in nanoseconds (0 when it cannot be read).
+func processCPU() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

@@ -51,16 +51,17 @@ import (
 )
 
 var (
-	ngo    = flag.Int("ngo", 200, "Go modules for the warm start")
-	nc     = flag.Int("nc", 1000, "C modules for the warm start and the tools/list")
-	ncold  = flag.Int("ncold", 20, "Go modules for the cold start and the round-robin calls")
-	rounds = flag.Int("rounds", 5, "round-robin rounds over the cold-start modules")
-	budget = flag.String("budget", "", "--code-memory for the round-robin calls (default: the server's default)")
-	keep   = flag.Bool("keep", false, "keep the work directory")
-	before = flag.String("before", "", "a wasmcp binary to compare the cold and warm starts with (e.g. one built from an older commit)")
-	nrr    = flag.Int("nrr", 0, "Go modules for the round-robin phase under the code budget, compilation cache primed once (0: no such phase)")
-	rrDir  = flag.String("rrcache", "", "with -nrr: the compilation cache to prime and keep (primed already when it holds the mark a priming leaves: not primed again)")
-	bound  = flag.Duration("bound", 45*time.Minute, "with -nrr: the most the priming, and then the round-robin calls, may take each")
+	ngo      = flag.Int("ngo", 200, "Go modules for the warm start")
+	nc       = flag.Int("nc", 1000, "C modules for the warm start and the tools/list")
+	ncold    = flag.Int("ncold", 20, "Go modules for the cold start and the round-robin calls")
+	rounds   = flag.Int("rounds", 5, "round-robin rounds over the cold-start modules")
+	budget   = flag.String("budget", "", "--code-memory for the round-robin calls (default: the server's default)")
+	keep     = flag.Bool("keep", false, "keep the work directory")
+	before   = flag.String("before", "", "a wasmcp binary to compare the cold and warm starts with (e.g. one built from an older commit)")
+	nrr      = flag.Int("nrr", 0, "Go modules for the round-robin phase under the code budget, compilation cache primed once (0: no such phase)")
+	rrDir    = flag.String("rrcache", "", "with -nrr: the compilation cache to prime and keep (primed already when it holds the mark a priming leaves: not primed again)")
+	cacheMax = flag.String("cachemax", "8GiB", "with -nrr: --cache-max of the servers (the compiled code of 200 Go modules takes 6 GB)")
+	bound    = flag.Duration("bound", 45*time.Minute, "with -nrr: the most the priming, and then the round-robin calls, may take each")
 )
 
 func main() {

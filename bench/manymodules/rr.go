@@ -21,7 +21,12 @@ import (
 // cache primed once (each module compiled by one server with a small
 // budget, its first calls sent a few at a time so both cores compile),
 // then a fresh server with that warm cache and the code budget (-budget,
-// default the server's) calls every module in turn, -rounds times.
+// default the server's) calls every module in turn, -rounds times; with
+// -before, a server of that binary does the same after it, on the same
+// cache. Both run with --cache-max -cachemax: the default bound of the
+// on-disk cache (1 GiB) holds the code of about 35 Go modules (two
+// entries of 15 MB each: the module as given and the instrumented one),
+// and a start prunes the rest.
 func manyRR(bin, work, goBase string, goWasm []byte) {
 	n := *nrr
 	dir := filepath.Join(work, "rr")
@@ -47,12 +52,15 @@ func manyRR(bin, work, goBase string, goWasm []byte) {
 		must(os.WriteFile(mark, nil, 0o600))
 	}
 	roundRobin(bin, dir, cache, n)
+	if *before != "" {
+		roundRobin(*before, dir, cache, n)
+	}
 }
 
 // prime compiles every module once, into the compilation cache.
 func prime(bin, dir, cache string, n int) {
 	start := time.Now()
-	_, c := startAndList(bin, dir, cache, n, []string{"--code-memory", "128MiB"})
+	_, c := startAndList(bin, dir, cache, n, []string{"--code-memory", "128MiB", "--cache-max", *cacheMax})
 	defer c.close()
 	stop := time.AfterFunc(*bound, func() {
 		log.Printf("priming took longer than -bound %s: stopping the server", *bound)
@@ -119,7 +127,7 @@ var metricNames = []string{
 // roundRobin calls every module in turn with a warm compilation cache.
 func roundRobin(bin, dir, cache string, n int) {
 	addr := freeAddr()
-	args := []string{"--log-level", "debug", "--metrics-addr", addr}
+	args := []string{"--log-level", "debug", "--metrics-addr", addr, "--cache-max", *cacheMax}
 	if *budget != "" {
 		args = append(args, "--code-memory", *budget)
 	}
@@ -169,8 +177,8 @@ func roundRobin(bin, dir, cache string, n int) {
 	}
 	hwm := c.status("VmHWM")
 	b := int64(peak.metrics["wasmcp_code_memory_budget_bytes"])
-	log.Printf("round-robin, %d Go modules x %d rounds, --code-memory %s: p50 %s, p99 %s, max %s (%d calls, %s, server CPU %s); %d evictions, %d compilations from the cache (median %s)",
-		n, *rounds, mibf(float64(b)), p(0.5), p(0.99), lat[len(lat)-1].Round(time.Millisecond), calls,
+	log.Printf("%s: round-robin, %d Go modules x %d rounds, --code-memory %s: p50 %s, p99 %s, max %s (%d calls, %s, server CPU %s); %d evictions, %d compilations from the cache (median %s)",
+		bin, n, *rounds, mibf(float64(b)), p(0.5), p(0.99), lat[len(lat)-1].Round(time.Millisecond), calls,
 		time.Since(start).Round(time.Second), cpu, evictions, len(took), medianTook.Round(time.Millisecond))
 	log.Printf("round-robin memory: peak RSS (VmHWM) %s = budget %s + %s; at the largest sampled RSS (%s): machine code mapped (anonymous executable) %s, other anonymous (Go heap, stacks, wazero's allocations outside the heap) %s, files (the binary) %s; Go heap in use %s, heap idle not returned to the OS %s, goroutine stacks %s, Go runtime total (sys) %s, next GC at %s; code counted by the budget %s",
 		mibf(float64(hwm)), mibf(float64(b)), mibf(float64(hwm-b)), mibf(float64(peak.rss)),
