@@ -316,9 +316,23 @@ func (m *Module) Close(ctx context.Context) error {
 // limit, the code of the least recently called modules that no call is
 // running on is closed, to be compiled again (from the compilation cache)
 // on their next call.
+//
+// Closing code does not give its memory back at once: wazero unmaps a
+// compiled module's machine code in a finalizer, which runs only after a
+// garbage collection finds the code unreachable, and a collection comes
+// when the Go heap has grown enough, not when code was closed. Under a
+// round-robin over more modules than fit, closed code then piled up beside
+// the budget (200 Go modules under 512 MiB: 551 MiB of machine code mapped,
+// peak RSS 1,089 MiB). So once the code closed since the last collection
+// reaches an eighth of the budget, a collection is started (one at a time,
+// in the background), and the closed code is unmapped soon after.
 type codeBudget struct {
-	limit int64 // NoCodeBudget: unbounded
-	log   func(msg string, args ...any)
+	limit   int64 // NoCodeBudget: unbounded
+	log     func(msg string, args ...any)
+	collect func() // runtime.GC; tests count its calls
+
+	closedSince atomic.Int64 // bytes of code closed since the last collection started
+	collecting  atomic.Bool
 
 	mu   sync.Mutex
 	used int64
@@ -329,7 +343,20 @@ func newCodeBudget(limit int64, log func(string, ...any)) *codeBudget {
 	if limit == 0 {
 		limit = DefaultCodeMemory
 	}
-	return &codeBudget{limit: limit, log: log, mods: map[*Module]int64{}}
+	return &codeBudget{limit: limit, log: log, collect: runtime.GC, mods: map[*Module]int64{}}
+}
+
+// closed records code of size bytes closed by the budget and starts a
+// collection when enough has been closed since the last one.
+func (b *codeBudget) closed(size int64) {
+	if b.closedSince.Add(size) < b.limit/8 || !b.collecting.CompareAndSwap(false, true) {
+		return
+	}
+	b.closedSince.Store(0)
+	go func() {
+		defer b.collecting.Store(false)
+		b.collect()
+	}()
 }
 
 // added counts m's new code and trims the others if over the limit.
@@ -385,6 +412,7 @@ func (b *codeBudget) trim(keep *Module) {
 			b.removed(m)
 			_ = c.code.Close(context.Background())
 			b.log("module code closed to stay within the code budget", "module", m.name, "code", FormatBytes(c.size))
+			b.closed(c.size)
 		}
 	}
 }

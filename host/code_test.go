@@ -323,3 +323,42 @@ func TestRecompileAfterEvictionValidatesOnce(t *testing.T) {
 	b.slot.mu.Unlock()
 	step(b, 7)
 }
+
+func TestCodeBudgetCollectsClosedCode(t *testing.T) {
+	// wazero unmaps closed code only in a finalizer: the budget starts a
+	// collection once an eighth of it has been closed since the last one.
+	b := newCodeBudget(800, func(string, ...any) {})
+	done := make(chan struct{}, 10)
+	b.collect = func() { done <- struct{}{} }
+	b.closed(50)
+	select {
+	case <-done:
+		t.Fatal("a collection after 50 of 800 bytes closed")
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.closed(50)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no collection after 100 of 800 bytes closed")
+	}
+	// Through the budget: with room for one probe, calling two in turn
+	// closes one each time.
+	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1})
+	var n atomic.Int64
+	e.code.collect = func() { n.Add(1) }
+	srcA, _ := countingSource(probeWasm)
+	a, _ := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
+	srcB, _ := countingSource(probeWasm)
+	bm, _ := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
+	for _, m := range []*Module{a, bm, a} {
+		if _, err := callTool(t, m, nil, "count", "{}"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); n.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("closing code over the budget started no collection")
+		}
+	}
+}
