@@ -18,10 +18,28 @@ import (
 
 const wordCountParams = `{"name":"word_count","arguments":{"text":"the quick brown fox jumps over the lazy dog\nand runs away"},"_meta":{"progressToken":"t"}}`
 
-var goWordCount, goReactorWordCount struct {
+// builtGuest is a guest built once per test binary.
+type builtGuest struct {
 	once sync.Once
 	wasm []byte
 	err  error
+}
+
+var goWordCount, goReactorWordCount builtGuest
+
+// get builds the guest with build on first use and returns its bytes.
+func (g *builtGuest) get(b testing.TB, build func(ctx context.Context, dir, out string) error) []byte {
+	b.Helper()
+	g.once.Do(func() {
+		out := filepath.Join(b.TempDir(), "wordcount.wasm")
+		if g.err = build(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); g.err == nil {
+			g.wasm, g.err = os.ReadFile(out)
+		}
+	})
+	if g.err != nil {
+		b.Fatal(g.err)
+	}
+	return g.wasm
 }
 
 // wordCountModule loads the C or the Go word_count guest.
@@ -39,16 +57,9 @@ func wordCountModule(b *testing.B, lang string) *Module {
 	case "go-reactor":
 		// The same Go code built as a reactor the host runs from a
 		// snapshot of its start-up (snapshot.go).
-		goReactorWordCount.once.Do(func() {
-			out := filepath.Join(b.TempDir(), "wordcount.wasm")
-			if goReactorWordCount.err = guestbuild.BuildReactor(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); goReactorWordCount.err == nil {
-				goReactorWordCount.wasm, goReactorWordCount.err = os.ReadFile(out)
-			}
+		wasm = goReactorWordCount.get(b, func(ctx context.Context, dir, out string) error {
+			return guestbuild.BuildReactor(ctx, dir, out)
 		})
-		if goReactorWordCount.err != nil {
-			b.Fatal(goReactorWordCount.err)
-		}
-		wasm = goReactorWordCount.wasm
 	}
 	// As wasmcp serve runs it: deadlines by instrumented loops.
 	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, InstrumentLoops: true})
@@ -64,19 +75,7 @@ func wordCountModule(b *testing.B, lang string) *Module {
 }
 
 // goWordCountWasm builds the Go word_count guest (once).
-func goWordCountWasm(b testing.TB) []byte {
-	b.Helper()
-	goWordCount.once.Do(func() {
-		out := filepath.Join(b.TempDir(), "wordcount.wasm")
-		if goWordCount.err = guestbuild.Build(context.Background(), filepath.Join("..", "examples", "wasm", "wordcount"), out); goWordCount.err == nil {
-			goWordCount.wasm, goWordCount.err = os.ReadFile(out)
-		}
-	})
-	if goWordCount.err != nil {
-		b.Fatal(goWordCount.err)
-	}
-	return goWordCount.wasm
-}
+func goWordCountWasm(b testing.TB) []byte { return goWordCount.get(b, guestbuild.Build) }
 
 func benchWordCount(b *testing.B, lang string, parallel bool) {
 	m := wordCountModule(b, lang)

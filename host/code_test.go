@@ -135,16 +135,7 @@ func TestOpenCompilesTheVersionItListed(t *testing.T) {
 func TestCodeBudgetClosesLeastRecentlyCalled(t *testing.T) {
 	// A budget of one probe: compiling the second closes the first.
 	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1})
-	srcA, _ := countingSource(probeWasm)
-	a, err := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srcB, _ := countingSource(probeWasm)
-	b, err := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := openTwo(t, e)
 	if _, err := callTool(t, a, nil, "count", "{}"); err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +156,7 @@ func TestCodeBudgetClosesLeastRecentlyCalled(t *testing.T) {
 
 func TestCodeBudgetNeverClosesCodeInUse(t *testing.T) {
 	e := describedEngine(t, Config{CodeMemory: 1})
-	srcA, _ := countingSource(probeWasm)
-	a, _ := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
-	srcB, _ := countingSource(probeWasm)
-	b, _ := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
+	a, b := openTwo(t, e)
 	code, err := a.slot.acquire(context.Background(), a) // a call running on a
 	if err != nil {
 		t.Fatal(err)
@@ -284,16 +272,7 @@ func TestOpenKnownNeedsTheCachedCopy(t *testing.T) {
 func TestRecompileAfterEvictionValidatesOnce(t *testing.T) {
 	// A budget of one probe: each call of the other closes a module's code.
 	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1, InstrumentLoops: true})
-	srcA, _ := countingSource(probeWasm)
-	a, err := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srcB, _ := countingSource(probeWasm)
-	b, err := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := openTwo(t, e)
 	step := func(m *Module, wantCompiles int64) {
 		t.Helper()
 		if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
@@ -347,10 +326,7 @@ func TestCodeBudgetCollectsClosedCode(t *testing.T) {
 	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1})
 	var n atomic.Int64
 	e.code.collect = func() { n.Add(1) }
-	srcA, _ := countingSource(probeWasm)
-	a, _ := e.Open(context.Background(), "a", probeWasm, "", Policy{}, srcA)
-	srcB, _ := countingSource(probeWasm)
-	bm, _ := e.Open(context.Background(), "b", probeWasm, "", Policy{}, srcB)
+	a, bm := openTwo(t, e)
 	for _, m := range []*Module{a, bm, a} {
 		if _, err := callTool(t, m, nil, "count", "{}"); err != nil {
 			t.Fatal(err)
@@ -361,4 +337,20 @@ func TestCodeBudgetCollectsClosedCode(t *testing.T) {
 			t.Fatal("closing code over the budget started no collection")
 		}
 	}
+}
+
+// openTwo opens the probe twice, as modules "a" and "b", each able to
+// compile again from its own source.
+func openTwo(t *testing.T, e *Engine) (a, b *Module) {
+	t.Helper()
+	var ms [2]*Module
+	for i, name := range []string{"a", "b"} {
+		src, _ := countingSource(probeWasm)
+		m, err := e.Open(context.Background(), name, probeWasm, "", Policy{}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[i] = m
+	}
+	return ms[0], ms[1]
 }
