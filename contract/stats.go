@@ -28,8 +28,9 @@ type CallStats struct {
 	Limit string
 	// AfterAnswer counts the lines the guest wrote to stdout after its
 	// answer, which the runner ignores (the ABI forbids them; a
-	// conformance check reports them). Only lines that reached the runner
-	// before it stopped the instance are counted.
+	// conformance check reports them). A runner stops an instance once it
+	// has answered, unless told to let it run on (wasmcp check does):
+	// only lines that reached it before then are counted.
 	AfterAnswer int
 }
 

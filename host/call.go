@@ -511,8 +511,12 @@ func (c *call) answer(r *contract.Reply) {
 		return
 	}
 	// The instance is no longer needed: end it (a guest that keeps
-	// running after answering would only burn its deadline).
+	// running after answering would only burn its deadline), unless the
+	// engine is to see what it does next.
 	c.stdin.close()
+	if c.m.engine.cfg.RunAfterAnswer {
+		return
+	}
 	if c.interrupt != nil {
 		c.interrupt()
 	}

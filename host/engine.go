@@ -76,6 +76,12 @@ type Config struct {
 	// when shorter than its call timeout; zero means
 	// DefaultDescribeTimeout.
 	DescribeTimeout time.Duration
+	// RunAfterAnswer lets a guest run on after its answer, until its
+	// entry point returns or its deadline passes, so that what it writes
+	// after answering is seen (contract.CallStats.AfterAnswer): wasmcp
+	// check sets it. Otherwise the instance is stopped as soon as it
+	// answers, since anything more it does only burns CPU.
+	RunAfterAnswer bool
 	// SlowCompile is how long a compilation runs before it is logged (and
 	// then logged again every SlowCompile); zero means
 	// DefaultSlowCompile.

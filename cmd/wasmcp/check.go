@@ -47,6 +47,7 @@ Flags:
 		return errUsage
 	}
 	file := fs.Arg(0)
+	ef.runAfterAnswer = true             // to see what a guest writes after its answer
 	engine, err := ef.engine(io.Discard) // guest stderr and host logs are not the report
 	if err != nil {
 		return err

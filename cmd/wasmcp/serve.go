@@ -38,6 +38,9 @@ type engineFlags struct {
 	describe     time.Duration
 	maxFunctions uint
 	maxCode      byteSize
+	// runAfterAnswer, set by check, lets guests run on after their
+	// answer (host.Config.RunAfterAnswer); not a flag.
+	runAfterAnswer bool
 	// egressObserver, set by serve, is told of guests' outbound HTTP
 	// requests (metrics); not a flag.
 	egressObserver egress.Observer
@@ -101,6 +104,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		CodeMemory:      int64(f.codeMemory),
 		Compilations:    f.compilations,
 		DescribeTimeout: f.describe,
+		RunAfterAnswer:  f.runAfterAnswer,
 	})
 }
 
