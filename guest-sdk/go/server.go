@@ -60,8 +60,9 @@ func New(name, version string, opts ...Option) *Server {
 }
 
 // Prepare builds ahead of any request what serving one would otherwise
-// build on first use: encoding/json's encoders and decoders for every
-// typed tool's input and output types. Package reactor calls it just
+// build on first use: encoding/json's encoders and decoders for a
+// tools/call's params and result and for every typed tool's input and
+// output types. Package reactor calls it just
 // before the host takes its snapshot, so that every call starts with them
 // built; a command module has no use for it.
 func (s *Server) Prepare() {
