@@ -337,13 +337,18 @@ func (s *session) respond(id json.RawMessage, result any, rpcErr *Error) {
 		b = append(b, id...)
 		b = append(b, `,"result":`...)
 		b = append(b, raw...)
-		b = append(b, "}\n"...)
-		s.writeLine(b)
-		s.wmu.Lock()
-		s.closed = true
-		s.wmu.Unlock()
-		return
+		s.writeLine(append(b, "}\n"...))
+	} else {
+		s.write(responseMessage(id, result, rpcErr))
 	}
+	s.wmu.Lock()
+	s.closed = true
+	s.wmu.Unlock()
+}
+
+// responseMessage is the response with result, or with rpcErr if not nil
+// or if result cannot be encoded.
+func responseMessage(id json.RawMessage, result any, rpcErr *Error) abi.Message {
 	m := abi.Message{JSONRPC: "2.0", ID: id}
 	if rpcErr == nil {
 		raw, err := marshal(result)
@@ -362,10 +367,7 @@ func (s *session) respond(id json.RawMessage, result any, rpcErr *Error) {
 		}
 		m.Error = e
 	}
-	s.write(m)
-	s.wmu.Lock()
-	s.closed = true
-	s.wmu.Unlock()
+	return m
 }
 
 func (s *session) writeErr() error {
