@@ -110,16 +110,22 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestFreshInstanceEveryCall(t *testing.T) {
-	m := loadProbe(t, newEngine(t, Limits{}), Policy{})
+	requireFreshEveryCall(t, loadProbe(t, newEngine(t, Limits{}), Policy{}), 8)
+}
+
+// requireFreshEveryCall calls the probe's count tool three times in a row
+// and then concurrent times at once: every call must see the counter at
+// its initial value, so no call saw another's state.
+func requireFreshEveryCall(t *testing.T, m *Module, concurrent int) {
+	t.Helper()
 	for i := 0; i < 3; i++ {
-		got, err := callTool(t, m, nil, "count", "{}")
-		if err != nil || got != "1" {
+		if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
 			t.Fatalf("call %d: %q, %v; want 1", i, got, err)
 		}
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := 0; i < 8; i++ {
+	errs := make(chan error, concurrent)
+	for i := 0; i < concurrent; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

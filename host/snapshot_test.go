@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -54,28 +53,7 @@ func loadSnapshotProbe(t testing.TB, e *Engine, p Policy) *Module {
 }
 
 func TestSnapshotFreshStateEveryCall(t *testing.T) {
-	m := loadSnapshotProbe(t, newEngine(t, Limits{}), Policy{})
-	for i := 0; i < 3; i++ {
-		if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
-			t.Fatalf("call %d: %q, %v; want 1", i, got, err)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if got, err := callTool(t, m, nil, "count", "{}"); err != nil || got != "1" {
-				errs <- fmt.Errorf("concurrent call: %q, %v", got, err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	requireFreshEveryCall(t, loadSnapshotProbe(t, newEngine(t, Limits{}), Policy{}), 16)
 }
 
 // randomFields splits the random tool's answer into its fields.
