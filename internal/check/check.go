@@ -398,24 +398,7 @@ func (c *checker) resource(uri, name string) {
 		return
 	}
 	call := calls[0]
-	template := strings.HasPrefix(name, "template ")
-	var probs []string
-	switch {
-	case call.err != nil:
-		probs = append(probs, call.err.Error())
-	case call.reply.Error != nil:
-		if !(template && call.reply.Error.Code == abi.CodeInvalidParams) {
-			probs = append(probs, fmt.Sprintf("a JSON-RPC error %d %q", call.reply.Error.Code, call.reply.Error.Message))
-		}
-	default:
-		probs = append(probs, readResultProblems(call.reply.Result)...)
-		if rpcErr != nil {
-			probs = append(probs, "the server refused the answer: "+rpcErr.Message)
-		}
-	}
-	if call.err == nil && call.stats.AfterAnswer > 0 {
-		probs = append(probs, fmt.Sprintf("wrote %s after its answer", plural(call.stats.AfterAnswer, "line")))
-	}
+	probs := answerProblems(call, rpcErr, strings.HasPrefix(name, "template "), readResultProblems)
 	if len(probs) > 0 {
 		c.r.add(Fail, check, "%s: %s", uri, strings.Join(probs, "; "))
 		return
@@ -425,6 +408,31 @@ func (c *checker) resource(uri, name string) {
 		return
 	}
 	c.r.add(OK, check, "%s: well-formed contents", uri)
+}
+
+// answerProblems lists what is wrong with the guest's answer to one read
+// or get: its failure, a JSON-RPC error (but -32602 when notFoundOK),
+// what resultProblems finds in its result, the server refusing it, and
+// lines written after it.
+func answerProblems(call *callRecord, rpcErr *abi.Error, notFoundOK bool, resultProblems func([]byte) []string) []string {
+	var probs []string
+	switch {
+	case call.err != nil:
+		probs = append(probs, call.err.Error())
+	case call.reply.Error != nil:
+		if !(notFoundOK && call.reply.Error.Code == abi.CodeInvalidParams) {
+			probs = append(probs, fmt.Sprintf("a JSON-RPC error %d %q", call.reply.Error.Code, call.reply.Error.Message))
+		}
+	default:
+		probs = append(probs, resultProblems(call.reply.Result)...)
+		if rpcErr != nil {
+			probs = append(probs, "the server refused the answer: "+rpcErr.Message)
+		}
+	}
+	if call.err == nil && call.stats.AfterAnswer > 0 {
+		probs = append(probs, fmt.Sprintf("wrote %s after its answer", plural(call.stats.AfterAnswer, "line")))
+	}
+	return probs
 }
 
 // prompt gets a prompt with every argument set and checks the answer.
@@ -447,23 +455,7 @@ func (c *checker) prompt(p *abi.Prompt) {
 		return
 	}
 	call := calls[0]
-	var probs []string
-	switch {
-	case call.err != nil:
-		probs = append(probs, call.err.Error())
-	case call.reply.Error != nil:
-		if call.reply.Error.Code != abi.CodeInvalidParams {
-			probs = append(probs, fmt.Sprintf("a JSON-RPC error %d %q", call.reply.Error.Code, call.reply.Error.Message))
-		}
-	default:
-		probs = append(probs, promptResultProblems(call.reply.Result)...)
-		if rpcErr != nil {
-			probs = append(probs, "the server refused the answer: "+rpcErr.Message)
-		}
-	}
-	if call.err == nil && call.stats.AfterAnswer > 0 {
-		probs = append(probs, fmt.Sprintf("wrote %s after its answer", plural(call.stats.AfterAnswer, "line")))
-	}
+	probs := answerProblems(call, rpcErr, true, promptResultProblems)
 	argText, _ := json.Marshal(args)
 	if len(probs) > 0 {
 		c.r.add(Fail, check, "arguments %s: %s", argText, strings.Join(probs, "; "))
