@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,26 +22,19 @@ import (
 // from wasmcp cert, driven by quic-go's HTTP/3 client only (a client that
 // cannot fall back to TCP), through the same exchanges as the HTTP tests.
 
-var (
-	certOnce sync.Once
-	certDir  string
-	certErr  error
-)
+var certs built[string]
 
 // devCert makes a certificate with wasmcp cert, once per test binary.
 func devCert(t *testing.T) (certFile, keyFile string) {
 	t.Helper()
-	certOnce.Do(func() {
-		certDir = filepath.Join(workDir, "tls")
-		out, err := exec.Command(wasmcpBin, "cert", "--out", certDir, "--days", "1").CombinedOutput()
-		if err != nil {
-			certErr = fmt.Errorf("wasmcp cert: %v\n%s", err, out)
+	dir := certs.get(t, func() (string, error) {
+		dir := filepath.Join(workDir, "tls")
+		if out, err := exec.Command(wasmcpBin, "cert", "--out", dir, "--days", "1").CombinedOutput(); err != nil {
+			return "", fmt.Errorf("wasmcp cert: %v\n%s", err, out)
 		}
+		return dir, nil
 	})
-	if certErr != nil {
-		t.Fatal(certErr)
-	}
-	return filepath.Join(certDir, "cert.pem"), filepath.Join(certDir, "key.pem")
+	return filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 }
 
 // startHTTP3 starts wasmcp serve --http3 over tools and returns it once

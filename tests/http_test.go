@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,23 +18,16 @@ import (
 // End-to-end tests of the HTTP transport: wasmcp serve --http on a free
 // loopback port, serving the example modules, driven as clients would.
 
-var (
-	examplesOnce sync.Once
-	examplesDir  string
-	examplesErr  error
-)
+var examples built[string]
 
 // exampleTools builds examples/wasm into a directory shared by the tests.
 func exampleTools(t *testing.T) string {
 	t.Helper()
-	examplesOnce.Do(func() {
-		examplesDir = filepath.Join(workDir, "examples")
-		_, examplesErr = guestbuild.BuildAll(context.Background(), "../examples/wasm", examplesDir)
+	return examples.get(t, func() (string, error) {
+		dir := filepath.Join(workDir, "examples")
+		_, err := guestbuild.BuildAll(context.Background(), "../examples/wasm", dir)
+		return dir, err
 	})
-	if examplesErr != nil {
-		t.Fatal(examplesErr)
-	}
-	return examplesDir
 }
 
 // compileCache is shared with the packages' tests so each module is

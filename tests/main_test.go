@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
@@ -44,4 +45,23 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// built is something the test binary makes at most once (a build, a
+// certificate) for every test that needs it.
+type built[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+// get makes the value with make on first use. Every test then gets the
+// value, or fails with the error making it gave.
+func (b *built[T]) get(t *testing.T, make func() (T, error)) T {
+	t.Helper()
+	b.once.Do(func() { b.v, b.err = make() })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.v
 }

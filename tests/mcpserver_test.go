@@ -3,11 +3,11 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +20,7 @@ import (
 // serve, which learns its surface at load and plays its client's part of
 // the session on every call (abi/README.md, section 10).
 
-var (
-	mcpServerOnce sync.Once
-	mcpServerDir  string
-	mcpServerErr  error
-)
+var mcpServer built[string]
 
 // mcpServerTools builds the SDK server into a tools directory of its own
 // and loads it once with wasmcp inspect, so the compilation cache is warm
@@ -32,26 +28,21 @@ var (
 // on a loaded machine).
 func mcpServerTools(t *testing.T) string {
 	t.Helper()
-	mcpServerOnce.Do(func() {
-		mcpServerDir = filepath.Join(workDir, "mcpserver")
+	return mcpServer.get(t, func() (string, error) {
+		dir := filepath.Join(workDir, "mcpserver")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		wasm := filepath.Join(mcpServerDir, "sdkserver.wasm")
-		if mcpServerErr = guestbuild.Build(ctx, "testdata/mcpserver", wasm); mcpServerErr != nil {
-			return
+		wasm := filepath.Join(dir, "sdkserver.wasm")
+		if err := guestbuild.Build(ctx, "testdata/mcpserver", wasm); err != nil {
+			return "", fmt.Errorf("building the SDK server: %w", err)
 		}
 		out, err := exec.CommandContext(ctx, wasmcpBin, "inspect", "--cache-dir", compileCache, wasm).CombinedOutput()
-		if err != nil {
-			mcpServerErr = err
-			mcpServerInspect = string(out)
-			return
-		}
 		mcpServerInspect = string(out)
+		if err != nil {
+			return "", fmt.Errorf("loading the SDK server: %v\n%s", err, out)
+		}
+		return dir, nil
 	})
-	if mcpServerErr != nil {
-		t.Fatalf("building or loading the SDK server: %v\n%s", mcpServerErr, mcpServerInspect)
-	}
-	return mcpServerDir
 }
 
 // mcpServerInspect is wasmcp inspect's output for the SDK server.

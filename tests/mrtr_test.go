@@ -20,24 +20,17 @@ import (
 // host, request states shared by replicas through --state-key-file, and
 // subscriptions/listen with guest-triggered list changes.
 
-var (
-	fixtureOnce sync.Once
-	fixtureDir  string
-	fixtureErr  error
-)
+var fixture built[string]
 
 // conformanceFixture builds the guests of tests/conformance/fixture once
 // per test binary and returns the directory holding them.
 func conformanceFixture(t *testing.T) string {
 	t.Helper()
-	fixtureOnce.Do(func() {
-		fixtureDir = filepath.Join(workDir, "conformance-fixture")
-		_, fixtureErr = guestbuild.BuildAll(context.Background(), "conformance/fixture", fixtureDir)
+	return fixture.get(t, func() (string, error) {
+		dir := filepath.Join(workDir, "conformance-fixture")
+		_, err := guestbuild.BuildAll(context.Background(), "conformance/fixture", dir)
+		return dir, err
 	})
-	if fixtureErr != nil {
-		t.Fatal(fixtureErr)
-	}
-	return fixtureDir
 }
 
 // modernLines is a 2026-07-28 client on a stdio server: no initialize,

@@ -8,40 +8,36 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
-var (
-	snapOnce       sync.Once
-	snapV1, snapV2 []byte
-	snapErr        error
-)
+var snapVersions built[[2][]byte]
 
 // snapGuests builds testdata/snapguest (a Go reactor that asks for a
 // snapshot) twice: as version 1 and as version 2, for the reload test.
 func snapGuests(t *testing.T) (v1, v2 []byte) {
 	t.Helper()
-	snapOnce.Do(func() {
+	v := snapVersions.get(t, func() ([2][]byte, error) {
+		var v [2][]byte
 		dir := filepath.Join(workDir, "snapguest")
-		for i, out := range []*[]byte{&snapV1, &snapV2} {
+		for i := range v {
 			p := filepath.Join(dir, fmt.Sprintf("v%d.wasm", i+1))
-			if snapErr = guestbuild.BuildReactor(context.Background(), "testdata/snapguest", p,
-				fmt.Sprintf("-ldflags=-s -w -X main.version=%d", i+1)); snapErr != nil {
-				return
+			if err := guestbuild.BuildReactor(context.Background(), "testdata/snapguest", p,
+				fmt.Sprintf("-ldflags=-s -w -X main.version=%d", i+1)); err != nil {
+				return v, err
 			}
-			if *out, snapErr = os.ReadFile(p); snapErr != nil {
-				return
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return v, err
 			}
+			v[i] = b
 		}
+		return v, nil
 	})
-	if snapErr != nil {
-		t.Fatal(snapErr)
-	}
-	return snapV1, snapV2
+	return v[0], v[1]
 }
 
 // toolText is the text of a tools/call answer's first content block.

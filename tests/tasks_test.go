@@ -25,26 +25,20 @@ import (
 // with a persistent task store. The tools are the conformance fixture's
 // task tools and tests/testdata/taskguest.
 
-var (
-	taskToolsOnce sync.Once
-	taskToolsDir  string
-	taskToolsErr  error
-)
+var taskGuests built[string]
 
+// taskTools builds the fixture's task tools and tests/testdata/taskguest
+// into a directory of their own.
 func taskTools(t *testing.T) string {
 	t.Helper()
-	taskToolsOnce.Do(func() {
-		taskToolsDir = filepath.Join(workDir, "tasktools")
+	return taskGuests.get(t, func() (string, error) {
+		dir := filepath.Join(workDir, "tasktools")
 		ctx := context.Background()
-		if taskToolsErr = guestbuild.Build(ctx, "conformance/fixture/tasks", filepath.Join(taskToolsDir, "tasks.wasm")); taskToolsErr != nil {
-			return
+		if err := guestbuild.Build(ctx, "conformance/fixture/tasks", filepath.Join(dir, "tasks.wasm")); err != nil {
+			return "", err
 		}
-		taskToolsErr = guestbuild.Build(ctx, "testdata/taskguest", filepath.Join(taskToolsDir, "taskguest.wasm"))
+		return dir, guestbuild.Build(ctx, "testdata/taskguest", filepath.Join(dir, "taskguest.wasm"))
 	})
-	if taskToolsErr != nil {
-		t.Fatal(taskToolsErr)
-	}
-	return taskToolsDir
 }
 
 // legacyConn is a 2025-11-25 session: requests and their answers, the
