@@ -18,8 +18,9 @@ type IntrospectionConfig struct {
 	// ClientID and ClientSecret authenticate this resource server to it
 	// (HTTP Basic).
 	ClientID, ClientSecret string
-	// Audience is this server's canonical resource URI; an active token
-	// whose aud is given must contain it.
+	// Audience is this server's canonical resource URI; an active token's
+	// aud must contain it: an answer without aud (or with an empty one) is
+	// refused, since nothing says the token was issued for this resource.
 	Audience string
 	// CacheTTL is how long an active token's answer is remembered (never
 	// past the token's exp); 0 means 30 s.
@@ -112,7 +113,7 @@ func (in *Introspection) Authenticate(r *http.Request) (*Principal, error) {
 		return nil, invalid("the token has expired", nil)
 	case ans.Nbf != 0 && now.Unix() < ans.Nbf:
 		return nil, invalid("the token is not valid yet", nil)
-	case len(ans.Aud) > 0 && !audienceHas(ans.Aud, in.cfg.Audience):
+	case !audienceHas(ans.Aud, in.cfg.Audience):
 		return nil, invalid("the token is not for this resource", nil)
 	}
 	name := ans.Sub

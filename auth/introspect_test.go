@@ -27,7 +27,7 @@ func TestIntrospection(t *testing.T) {
 		case "elsewhere":
 			ans = map[string]any{"active": true, "sub": "alice", "aud": "https://other.example/mcp", "exp": exp}
 		case "expired":
-			ans = map[string]any{"active": true, "sub": "alice", "exp": time.Now().Add(-time.Minute).Unix()}
+			ans = map[string]any{"active": true, "sub": "alice", "aud": testResource, "exp": time.Now().Add(-time.Minute).Unix()}
 		}
 		_ = json.NewEncoder(w).Encode(ans)
 	}))
@@ -53,4 +53,37 @@ func TestIntrospection(t *testing.T) {
 	bad, _ := NewIntrospection(IntrospectionConfig{URL: as.URL, ClientID: "rs", ClientSecret: "wrong", Audience: testResource})
 	_, err = bad.Authenticate(reqWith("Authorization", "Bearer good"))
 	wantStatus(t, err, 502, "")
+}
+
+// TestIntrospectionNeedsAudience is issue 25 item 9: an active token
+// whose introspection answer names no audience (aud absent, empty or
+// null) is not known to be for this resource, so it is refused.
+func TestIntrospectionNeedsAudience(t *testing.T) {
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exp := time.Now().Add(time.Minute).Unix()
+		ans := map[string]any{"active": true, "sub": "alice", "exp": exp}
+		switch r.PostFormValue("token") {
+		case "emptyaud":
+			ans["aud"] = []string{}
+		case "nullaud":
+			ans["aud"] = nil
+		case "emptystring":
+			ans["aud"] = ""
+		case "good":
+			ans["aud"] = testResource
+		}
+		_ = json.NewEncoder(w).Encode(ans)
+	}))
+	defer as.Close()
+	in, err := NewIntrospection(IntrospectionConfig{URL: as.URL, Audience: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Authenticate(reqWith("Authorization", "Bearer good")); err != nil {
+		t.Fatalf("good: %v", err)
+	}
+	for _, tok := range []string{"noaud", "emptyaud", "nullaud", "emptystring"} {
+		_, err := in.Authenticate(reqWith("Authorization", "Bearer "+tok))
+		wantStatus(t, err, 401, CodeInvalidToken)
+	}
 }
