@@ -1,9 +1,10 @@
 package wasmcp_test
 
-// This file keeps ARCHITECTURE.md true: every Go or WAT file it names must
-// exist, every package-qualified or type-qualified Go name it names must be
-// declared, and a name written beside a file ("`file.go` `Name`" or
-// "`Name` (`file.go`)") must be declared in that file.
+// This file keeps ARCHITECTURE.md and the design pages (docs/design/*.md)
+// true: every Go or WAT file they name must exist, every package-qualified
+// or type-qualified Go name they name must be declared, and a name written
+// beside a file ("`file.go` `Name`" or "`Name` (`file.go`)") must be
+// declared in that file.
 
 import (
 	"go/ast"
@@ -178,11 +179,26 @@ func (d *decls) declared(name string) (ok, known bool) {
 
 func TestArchitectureNamesExist(t *testing.T) {
 	d := scanRepo(t)
-	doc, err := os.ReadFile("ARCHITECTURE.md")
+	docs, err := filepath.Glob("docs/design/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(doc)
+	if len(docs) == 0 {
+		t.Fatal("docs/design holds no page")
+	}
+	for _, doc := range append([]string{"ARCHITECTURE.md"}, docs...) {
+		checkNames(t, d, filepath.ToSlash(doc))
+	}
+}
+
+// checkNames checks the names one document writes in code spans.
+func checkNames(t *testing.T, d *decls, doc string) {
+	t.Helper()
+	raw, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
 	ctxDir := ""
 	for _, m := range codeSpan.FindAllStringSubmatch(text, -1) {
 		ref := m[1]
@@ -190,7 +206,7 @@ func TestArchitectureNamesExist(t *testing.T) {
 		case fileRef.MatchString(ref):
 			p := d.resolveFile(ref, ctxDir)
 			if p == "" {
-				t.Errorf("ARCHITECTURE.md names %s, which does not exist", ref)
+				t.Errorf("%s names %s, which does not exist", doc, ref)
 				continue
 			}
 			if strings.Contains(ref, "/") {
@@ -198,7 +214,7 @@ func TestArchitectureNamesExist(t *testing.T) {
 			}
 		case goName.MatchString(ref) && strings.Contains(ref, "."):
 			if ok, known := d.declared(ref); known && !ok {
-				t.Errorf("ARCHITECTURE.md names %s, which is not declared", ref)
+				t.Errorf("%s names %s, which is not declared", doc, ref)
 			}
 		}
 	}
@@ -222,7 +238,7 @@ func TestArchitectureNamesExist(t *testing.T) {
 			}
 		}
 		if !d.inFile[p][short] {
-			t.Errorf("ARCHITECTURE.md places %s in %s, which does not declare it", name, p)
+			t.Errorf("%s places %s in %s, which does not declare it", doc, name, p)
 		}
 	}
 	for _, m := range fileName.FindAllStringSubmatchIndex(text, -1) {

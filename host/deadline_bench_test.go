@@ -26,7 +26,7 @@ import (
 // WithCloseOnContextDone (the engine's default), with the host's own loop
 // instrumentation (Config.InstrumentLoops), and with neither, for the
 // example tools (Go, and the C word counter on a 64 KiB text) and for a
-// call-heavy Go guest. ARCHITECTURE.md ("Deadlines") records the figures
+// call-heavy Go guest. docs/design/deadlines.md records the figures
 // and the decision.
 //
 //	go test ./host -run '^$' -bench DeadlineChecks -benchtime 20x -count 8

@@ -156,7 +156,7 @@ func BenchmarkPrepare(b *testing.B) {
 // structural caps and the default table cap with room to spare. Go's wasm
 // port nests a block per call site of a function, and puts every
 // function in its table, so Go guests are the tightest fit; the figures
-// are logged for ARCHITECTURE.md's limits section:
+// are logged for docs/design/module-limits.md:
 //
 //	go test ./host -run TestGoGuestFitsTheCaps -v
 func TestGoGuestFitsTheCaps(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 )
 
-// Limits on the texts of what a module declares (ARCHITECTURE.md, "Limits
-// on what a guest writes"). Clients show these texts to people and to
+// Limits on the texts of what a module declares (docs/design/guest-output.md,
+// "Limits on what a guest writes"). Clients show these texts to people and to
 // models: a control character (NUL, ESC and the terminal sequences it
 // starts, CR) or bytes that are not UTF-8 can rewrite what a terminal or a
 // log shows, and a megabyte of description is a prompt injection budget,

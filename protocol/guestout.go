@@ -19,7 +19,7 @@ import (
 )
 
 // What a guest writes is checked here before any of it can reach a client
-// (ARCHITECTURE.md, "Limits on what a guest writes"): every byte is made
+// (docs/design/guest-output.md): every byte is made
 // valid JSON in UTF-8 (jsonrpc.Clean; clean text, the usual case, is
 // passed on as is), a result must have the shape its method's result has
 // in the schema, the members the host owns are removed, and a JSON-RPC

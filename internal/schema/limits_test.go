@@ -96,7 +96,7 @@ func TestValidationAbandonedAtDeadline(t *testing.T) {
 
 // BenchmarkBranchingSchema measures what the validator does with the
 // issue's schema, the load-time limit bypassed: each level doubles the
-// time of one validation (ARCHITECTURE.md, "Limits on what a guest
+// time of one validation (docs/design/guest-output.md, "Limits on what a guest
 // writes"): go test ./internal/schema -run x -bench Branching
 func BenchmarkBranchingSchema(b *testing.B) {
 	for _, d := range []int{10, 14, 16} {

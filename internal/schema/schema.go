@@ -19,7 +19,7 @@ import (
 	"golang.org/x/text/message"
 )
 
-// Limits on a schema, checked by Compile (ARCHITECTURE.md, "Limits on
+// Limits on a schema, checked by Compile (docs/design/guest-output.md, "Limits on
 // what a guest writes"). The validator (santhosh-tekuri/jsonschema v6)
 // follows every $ref and applicator at every instance location without
 // memoising, so a schema whose references branch (allOf of two $refs to a

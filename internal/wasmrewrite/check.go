@@ -49,7 +49,7 @@ type Caps struct {
 // package host). Tables and memories are far below the browsers' (the host
 // runs one memory, and every table is memory the linear-memory cap does
 // not see), and Nesting is chosen from wazero's compile time (see
-// BenchmarkCompileNesting and the limits section of ARCHITECTURE.md).
+// BenchmarkCompileNesting and docs/design/module-limits.md).
 func DefaultCaps() Caps {
 	return Caps{
 		ModuleBytes:  256 << 20,
