@@ -50,6 +50,11 @@ type JWTConfig struct {
 	// HTTPClient fetches metadata and keys; nil means a client with a 10 s
 	// timeout.
 	HTTPClient *http.Client
+	// AllowAnyTyp accepts tokens whatever their typ header. By default a
+	// token's typ must be at+jwt or application/at+jwt (RFC 9068 §4), so
+	// no other JWT the issuer signs (an ID token, a logout token) passes
+	// for an access token; set it only for an issuer that cannot set typ.
+	AllowAnyTyp bool
 	// Now is the clock; nil means time.Now (tests set it).
 	Now func() time.Time
 }
@@ -150,6 +155,10 @@ func (j *JWT) Validate(ctx context.Context, tok string) (*Principal, error) {
 	var claims accessClaims
 	var lookupErr error
 	_, err := j.parser.ParseWithClaims(tok, &claims, func(t *jwt.Token) (any, error) {
+		if !j.cfg.AllowAnyTyp && !isAccessTokenTyp(t.Header["typ"]) {
+			lookupErr = invalid("the token is not a JWT access token: its typ is not at+jwt (RFC 9068)", nil)
+			return nil, lookupErr
+		}
 		kid, _ := t.Header["kid"].(string)
 		keys, err := j.keys.lookup(ctx, kid, t.Method.Alg())
 		if err != nil {
@@ -184,6 +193,17 @@ func (j *JWT) Validate(ctx context.Context, tok string) (*Principal, error) {
 	}
 	j.cache.put(key, p, claims.ExpiresAt.Time)
 	return p, nil
+}
+
+// isAccessTokenTyp reports whether a typ header is at+jwt, with or
+// without the application/ prefix, compared case-insensitively as media
+// types are (RFC 9068 §2.1, RFC 7515 §4.1.9).
+func isAccessTokenTyp(v any) bool {
+	typ, _ := v.(string)
+	if len(typ) > len("application/") && strings.EqualFold(typ[:len("application/")], "application/") {
+		typ = typ[len("application/"):]
+	}
+	return strings.EqualFold(typ, "at+jwt")
 }
 
 // describe names what was wrong with a token, for the client.

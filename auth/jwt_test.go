@@ -92,8 +92,19 @@ func (s signer) public() jose.JSONWebKey {
 	return jose.JSONWebKey{Key: pub, KeyID: s.kid, Algorithm: s.alg.Alg(), Use: "sig"}
 }
 
+// sign signs claims as a JWT access token (typ at+jwt, RFC 9068).
 func (s signer) sign(t testing.TB, claims jwt.MapClaims) string {
+	return s.signTyp(t, claims, "at+jwt")
+}
+
+// signTyp signs claims with the typ header typ ("" for none).
+func (s signer) signTyp(t testing.TB, claims jwt.MapClaims, typ string) string {
 	tok := jwt.NewWithClaims(s.alg, claims)
+	if typ == "" {
+		delete(tok.Header, "typ")
+	} else {
+		tok.Header["typ"] = typ
+	}
 	if s.kid != "" {
 		tok.Header["kid"] = s.kid
 	}
@@ -205,6 +216,36 @@ func TestJWTRefusals(t *testing.T) {
 	// Within the leeway, an expired token is still good.
 	if _, err := j.Validate(context.Background(), mod(func(c jwt.MapClaims) { c["exp"] = now.Add(-2 * time.Second).Unix() })); err != nil {
 		t.Fatalf("within leeway: %v", err)
+	}
+}
+
+// TestJWTTypeMustBeATJWT is issue 25 item 10: RFC 9068 §4 has a resource
+// server refuse a JWT whose typ is not at+jwt (an ID token, a DPoP proof,
+// any other JWT the issuer signs), unless the operator opts out for an
+// issuer that cannot set it.
+func TestJWTTypeMustBeATJWT(t *testing.T) {
+	is := newIssuer(t)
+	k := newRSA(t, "k1")
+	is.publish(k.public())
+	c := &clock{t: time.Now()}
+	j := newTestJWT(t, is, c)
+	for _, typ := range []string{"JWT", "", "jwt", "dpop+jwt", "application/jwt", "at+jwt2", "xat+jwt"} {
+		_, err := j.Validate(context.Background(), k.signTyp(t, claimsAt(is, c.now()), typ))
+		wantInvalid(t, err, "at+jwt")
+	}
+	for _, typ := range []string{"at+jwt", "application/at+jwt", "AT+JWT", "Application/At+JWT"} {
+		if _, err := j.Validate(context.Background(), k.signTyp(t, claimsAt(is, c.now()), typ)); err != nil {
+			t.Errorf("typ %q: %v", typ, err)
+		}
+	}
+	any, err := NewJWT(JWTConfig{Issuer: is.srv.URL, Audience: testResource, AllowAnyTyp: true, Now: c.now, HTTPClient: is.srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"JWT", ""} {
+		if _, err := any.Validate(context.Background(), k.signTyp(t, claimsAt(is, c.now()), typ)); err != nil {
+			t.Errorf("AllowAnyTyp, typ %q: %v", typ, err)
+		}
 	}
 }
 

@@ -207,6 +207,7 @@ func TestAuthJWT(t *testing.T) {
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": issuerURL, "aud": aud, "sub": sub, "scope": scope,
 			"iat": time.Now().Unix(), "exp": time.Now().Add(exp).Unix()})
 		tok.Header["kid"] = "k1"
+		tok.Header["typ"] = "at+jwt"
 		out, err := tok.SignedString(key)
 		if err != nil {
 			t.Fatal(err)

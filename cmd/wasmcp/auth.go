@@ -32,6 +32,7 @@ type authFlags struct {
 	algorithms        string
 	leeway            time.Duration
 	jwksMinRefresh    time.Duration
+	jwtAllowAnyTyp    bool
 	keysFile          string
 	keyHeader         string
 	htpasswd          string
@@ -78,6 +79,7 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.algorithms, "auth-algorithms", "", "jwt: comma-separated signature algorithms allowed (default "+strings.Join(auth.DefaultAlgorithms(), ",")+")")
 	fs.DurationVar(&f.leeway, "auth-leeway", 30*time.Second, "jwt: clock skew allowed on exp, nbf and iat")
 	fs.DurationVar(&f.jwksMinRefresh, "auth-jwks-min-refresh", 30*time.Second, "jwt: least time between two fetches of the JWKS (a token naming an unknown key triggers one)")
+	fs.BoolVar(&f.jwtAllowAnyTyp, "auth-jwt-allow-any-typ", false, "jwt: accept access tokens whatever their typ header (default: only typ at+jwt, RFC 9068 §4); only for an issuer that cannot set it, since any other JWT it signs for this audience then passes for an access token")
 	fs.StringVar(&f.introspectURL, "auth-introspection-url", "", "introspect: the authorization server's token introspection endpoint (RFC 7662)")
 	fs.StringVar(&f.clientID, "auth-client-id", "", "introspect: this server's client id at the introspection endpoint")
 	fs.StringVar(&f.clientSecretFile, "auth-client-secret-file", "", "introspect: file holding this server's client secret")
@@ -153,7 +155,10 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 		}
 		opts.AuthorizationServers = []string{f.issuer}
 		opts.Provider, err = auth.NewJWT(auth.JWTConfig{Issuer: f.issuer, JWKSURL: f.jwksURL, Audience: resource,
-			Algorithms: fields(f.algorithms), Leeway: f.leeway, MinRefresh: f.jwksMinRefresh})
+			Algorithms: fields(f.algorithms), Leeway: f.leeway, MinRefresh: f.jwksMinRefresh, AllowAnyTyp: f.jwtAllowAnyTyp})
+		if f.jwtAllowAnyTyp {
+			log.Warn("--auth-jwt-allow-any-typ: JWTs whose typ is not at+jwt are accepted as access tokens (RFC 9068 §4 says refuse them)")
+		}
 	case "introspect":
 		if f.introspectURL == "" {
 			return nil, errors.New("--auth introspect needs --auth-introspection-url")
