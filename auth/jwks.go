@@ -38,9 +38,10 @@ type keySet struct {
 }
 
 // lookup returns the keys usable for a token signed with alg and naming
-// kid ("" for any). It fetches the set when it is empty or stale, or
-// when kid is unknown and the floor allows.
-func (s *keySet) lookup(ctx context.Context, kid, alg string) ([]any, error) {
+// kid ("" for any), and when the set they come from was fetched. It
+// fetches the set when it is empty or stale, or when kid is unknown and
+// the floor allows.
+func (s *keySet) lookup(ctx context.Context, kid, alg string) ([]any, time.Time, error) {
 	s.mu.RLock()
 	keys, fetched := s.keys, s.fetched
 	s.mu.RUnlock()
@@ -48,21 +49,35 @@ func (s *keySet) lookup(ctx context.Context, kid, alg string) ([]any, error) {
 	found := match(keys, kid, alg)
 	stale := fetched.IsZero() || now.Sub(fetched) > s.maxAge
 	if len(found) > 0 && !stale {
-		return found, nil
+		return found, fetched, nil
 	}
 	if err := s.refresh(ctx, fetched); err != nil && len(found) == 0 {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	s.mu.RLock()
-	keys = s.keys
+	keys, fetched = s.keys, s.fetched
 	s.mu.RUnlock()
 	if found = match(keys, kid, alg); len(found) == 0 {
 		if kid != "" {
-			return nil, invalid("the token's signing key is unknown", fmt.Errorf("kid %q not in the issuer's JWKS", kid))
+			return nil, time.Time{}, invalid("the token's signing key is unknown", fmt.Errorf("kid %q not in the issuer's JWKS", kid))
 		}
-		return nil, invalid("no key of the issuer verifies the token", nil)
+		return nil, time.Time{}, invalid("no key of the issuer verifies the token", nil)
 	}
-	return found, nil
+	return found, fetched, nil
+}
+
+// refreshed fetches the set again after a signature did not verify with
+// keys fetched at seen, when the floor allows (an issuer may replace a
+// key under the same kid), and reports whether a newer set than seen is
+// now held, so the caller verifies once more.
+func (s *keySet) refreshed(ctx context.Context, seen time.Time) bool {
+	if seen.IsZero() {
+		return false
+	}
+	_ = s.refresh(ctx, seen)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.fetched.After(seen)
 }
 
 // refresh fetches the set unless another fetch succeeded since seen or an

@@ -152,33 +152,14 @@ func (j *JWT) Validate(ctx context.Context, tok string) (*Principal, error) {
 	if p := j.cache.get(key); p != nil {
 		return p, nil
 	}
-	var claims accessClaims
-	var lookupErr error
-	_, err := j.parser.ParseWithClaims(tok, &claims, func(t *jwt.Token) (any, error) {
-		if !j.cfg.AllowAnyTyp && !isAccessTokenTyp(t.Header["typ"]) {
-			lookupErr = invalid("the token is not a JWT access token: its typ is not at+jwt (RFC 9068)", nil)
-			return nil, lookupErr
-		}
-		kid, _ := t.Header["kid"].(string)
-		keys, err := j.keys.lookup(ctx, kid, t.Method.Alg())
-		if err != nil {
-			lookupErr = err
-			return nil, err
-		}
-		if len(keys) == 1 {
-			return keys[0], nil
-		}
-		set := jwt.VerificationKeySet{}
-		for _, k := range keys {
-			set.Keys = append(set.Keys, k)
-		}
-		return set, nil
-	})
+	claims, seen, err := j.parse(ctx, tok)
+	if errors.Is(err, jwt.ErrTokenSignatureInvalid) && j.keys.refreshed(ctx, seen) {
+		// The key under that kid may have been replaced: verify once
+		// more against the set fetched just now.
+		claims, _, err = j.parse(ctx, tok)
+	}
 	if err != nil {
-		if lookupErr != nil {
-			return nil, asError(lookupErr)
-		}
-		return nil, invalid(describe(err), err)
+		return nil, err
 	}
 	name := claims.Subject
 	if name == "" {
@@ -193,6 +174,42 @@ func (j *JWT) Validate(ctx context.Context, tok string) (*Principal, error) {
 	}
 	j.cache.put(key, p, claims.ExpiresAt.Time)
 	return p, nil
+}
+
+// parse verifies tok and its claims; seen is when the key set that
+// verified (or failed to verify) its signature was fetched, zero when no
+// key was found.
+func (j *JWT) parse(ctx context.Context, tok string) (claims *accessClaims, seen time.Time, err error) {
+	claims = &accessClaims{}
+	var lookupErr error
+	_, err = j.parser.ParseWithClaims(tok, claims, func(t *jwt.Token) (any, error) {
+		if !j.cfg.AllowAnyTyp && !isAccessTokenTyp(t.Header["typ"]) {
+			lookupErr = invalid("the token is not a JWT access token: its typ is not at+jwt (RFC 9068)", nil)
+			return nil, lookupErr
+		}
+		kid, _ := t.Header["kid"].(string)
+		keys, fetched, err := j.keys.lookup(ctx, kid, t.Method.Alg())
+		if err != nil {
+			lookupErr = err
+			return nil, err
+		}
+		seen = fetched
+		if len(keys) == 1 {
+			return keys[0], nil
+		}
+		set := jwt.VerificationKeySet{}
+		for _, k := range keys {
+			set.Keys = append(set.Keys, k)
+		}
+		return set, nil
+	})
+	if err != nil {
+		if lookupErr != nil {
+			return nil, seen, asError(lookupErr)
+		}
+		return nil, seen, &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, Description: describe(err), cause: err}
+	}
+	return claims, seen, nil
 }
 
 // isAccessTokenTyp reports whether a typ header is at+jwt, with or

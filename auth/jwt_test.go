@@ -341,6 +341,53 @@ func TestJWTRotation(t *testing.T) {
 	wantInvalid(t, err, "unknown")
 }
 
+// TestJWTRotationSameKid is issue 25 item 11: an issuer that replaces
+// its key under the same kid. A token the cached key does not verify makes
+// the set be fetched again (once per floor) and the token verified once
+// more; a flood of bad signatures within the floor fetches nothing.
+func TestJWTRotationSameKid(t *testing.T) {
+	is := newIssuer(t)
+	k := newRSA(t, "k1")
+	is.publish(k.public())
+	c := &clock{t: time.Now()}
+	j := newTestJWT(t, is, c)
+	if _, err := j.Validate(context.Background(), k.sign(t, claimsAt(is, c.now()))); err != nil {
+		t.Fatal(err)
+	}
+	for round := 2; round <= 6; round++ {
+		c.add(11 * time.Second) // past the 10 s floor
+		k = newRSA(t, "k1")
+		is.publish(k.public())
+		if _, err := j.Validate(context.Background(), k.sign(t, claimsAt(is, c.now()))); err != nil {
+			t.Fatalf("round %d: a token of the key replaced under the same kid: %v", round, err)
+		}
+		if n := is.fetches.Load(); n != int32(round) {
+			t.Fatalf("round %d: fetches = %d, want %d", round, n, round)
+		}
+	}
+	// Forged signatures under the known kid, within the floor: refused,
+	// and no fetch beyond the first.
+	c.add(11 * time.Second)
+	before := is.fetches.Load()
+	forger := newRSA(t, "k1")
+	for i := 0; i < 20; i++ {
+		cl := claimsAt(is, c.now())
+		cl["jti"] = strconv.Itoa(i)
+		_, err := j.Validate(context.Background(), forger.sign(t, cl))
+		wantInvalid(t, err, "signature")
+	}
+	if n := is.fetches.Load() - before; n != 1 {
+		t.Fatalf("a flood of bad signatures fetched the JWKS %d times, want 1", n)
+	}
+	// The genuine key still verifies, without a fetch.
+	if _, err := j.Validate(context.Background(), k.sign(t, claimsAt(is, c.now()))); err != nil {
+		t.Fatal(err)
+	}
+	if n := is.fetches.Load() - before; n != 1 {
+		t.Fatalf("fetches = %d, want 1", n)
+	}
+}
+
 func TestJWTCache(t *testing.T) {
 	is := newIssuer(t)
 	k := newRSA(t, "k1")

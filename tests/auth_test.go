@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,6 +226,72 @@ func TestAuthJWT(t *testing.T) {
 		t.Fatalf("metadata: %d %s", x.status, x.body)
 	}
 	checkOwnership(t, s.url, sign("alice", s.url, "mcp:tools", time.Minute), sign("bob", s.url, "mcp:tools other", time.Minute))
+}
+
+// TestAuthJWTKeyReplacedUnderSameKid is issue 25 item 11, end to end: an
+// issuer that mints a new key under the same kid while wasmcp runs (the
+// conformance runner's token-audience scenario does so on every run).
+// Five times over, every token signed by the new key is accepted, and a
+// token of the replaced key is refused.
+func TestAuthJWTKeyReplacedUnderSameKid(t *testing.T) {
+	t.Parallel()
+	var (
+		issuerURL string
+		mu        sync.Mutex
+		key       *rsa.PrivateKey
+	)
+	newKey := func() *rsa.PrivateKey {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		key = k
+		mu.Unlock()
+		return k
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": issuerURL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pub := &key.PublicKey
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "same", Algorithm: "RS256", Use: "sig"}}})
+	})
+	as := httptest.NewServer(mux)
+	defer as.Close()
+	issuerURL = as.URL
+	const floor = 50 * time.Millisecond
+	s := startHTTP(t, "--auth", "jwt", "--auth-issuer", issuerURL, "--auth-jwks-min-refresh", floor.String())
+	sign := func(k *rsa.PrivateKey, jti string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": issuerURL, "aud": s.url, "sub": "alice", "jti": jti,
+			"iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()})
+		tok.Header["kid"] = "same"
+		tok.Header["typ"] = "at+jwt"
+		out, err := tok.SignedString(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + out
+	}
+	old := newKey()
+	if x := httpDo(t, http.MethodPost, s.url, withAuth(nil, sign(old, "0")), legacyInit); x.status != 200 {
+		t.Fatalf("the first key: %d %s", x.status, x.body)
+	}
+	for round := 1; round <= 5; round++ {
+		time.Sleep(2 * floor)
+		k := newKey()
+		for i := 0; i < 3; i++ {
+			if x := httpDo(t, http.MethodPost, s.url, withAuth(nil, sign(k, strconv.Itoa(round*10+i))), legacyInit); x.status != 200 {
+				t.Fatalf("round %d, token %d of the key replaced under the same kid: %d %q %s", round, i, x.status, x.header.Get("WWW-Authenticate"), x.body)
+			}
+		}
+		time.Sleep(2 * floor)
+		checkRefused(t, s.url, sign(old, strconv.Itoa(round)), 401, `Bearer resource_metadata=`)
+		old = k
+	}
 }
 
 // TestAuthGrants: a module's [access] grants decide, per principal, which
