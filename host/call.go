@@ -145,8 +145,7 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	c.ctx, c.cancel = ctx, cancel
-	tctx, stop := context.WithTimeoutCause(ctx, c.limits.Timeout,
-		&limitError{fmt.Sprintf("deadline of %s exceeded (limit timeout)", c.limits.Timeout)})
+	tctx, stop := context.WithTimeoutCause(ctx, c.limits.Timeout, m.timeoutCause(c.limits.Timeout))
 	defer stop()
 	c.ctx = tctx
 

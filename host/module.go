@@ -46,6 +46,22 @@ type Module struct {
 	mcp     *mcpInfo       // set when the module is an MCP server (mcpserver.go)
 
 	slot codeSlot // the compiled code, when there is some (code.go)
+
+	// timeoutErr is the cause of a call's end at the policy's timeout,
+	// made once so that a call does not format it.
+	timeoutErr *limitError
+}
+
+// timeoutCause is the cause a call's context ends with at its deadline d.
+func (m *Module) timeoutCause(d time.Duration) error {
+	if m.timeoutErr != nil && d == m.policy.Limits.Timeout {
+		return m.timeoutErr
+	}
+	return timeoutError(d)
+}
+
+func timeoutError(d time.Duration) *limitError {
+	return &limitError{fmt.Sprintf("deadline of %s exceeded (limit timeout)", d)}
 }
 
 // Name is the module's name (its file name without .wasm).
@@ -196,7 +212,7 @@ func hexSum(b []byte) string {
 
 // newModule is a module without code or description yet.
 func (e *Engine) newModule(name, hash string, p Policy, src func() ([]byte, error)) (*Module, error) {
-	m := &Module{name: name, hash: hash, engine: e, policy: p}
+	m := &Module{name: name, hash: hash, engine: e, policy: p, timeoutErr: timeoutError(p.Limits.Timeout)}
 	m.slot.src = src
 	base, gate, err := p.moduleConfig(name)
 	if err != nil {

@@ -57,7 +57,9 @@ func guestPrincipal(ctx context.Context, principal string, mod protocol.Module) 
 // and the duration; never arguments.
 func auditCalls(log *slog.Logger) protocol.AuditFunc {
 	return func(ctx context.Context, rec protocol.CallRecord) {
-		log.Info("call", "audit", "call", "principal", rec.Principal, "module", rec.Module, "method", rec.Method,
-			"name", rec.Name, "outcome", rec.Outcome, "duration", rec.Duration)
+		// LogAttrs: typed attributes, no boxing of each value into an any.
+		log.LogAttrs(ctx, slog.LevelInfo, "call", slog.String("audit", "call"), slog.String("principal", rec.Principal),
+			slog.String("module", rec.Module), slog.String("method", rec.Method), slog.String("name", rec.Name),
+			slog.String("outcome", rec.Outcome), slog.Duration("duration", rec.Duration))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/logbatch"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/registry"
 	"github.com/wasmcp/wasmcp/telemetry"
@@ -256,9 +257,18 @@ Flags:
 		fanout = newRedisFanout(tf.redis, log)
 		fo = fanout
 	}
+	// The audit trail (one line a guest call) is written in batches: a
+	// call appends its line to a buffer instead of taking the log's lock
+	// and making a write system call (internal/logbatch).
+	auditOut := logbatch.New(stderr, 0, 0)
+	defer auditOut.Close()
+	auditLog, err := newLogger(auditOut, ef.logLevel, ef.logFormat)
+	if err != nil {
+		return err
+	}
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: buildVersion(), Instructions: *instructions, Logger: log,
 		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo,
-		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(log), Observer: ops.metrics, Tracer: ops.tracer()})
+		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(auditLog), Observer: ops.metrics, Tracer: ops.tracer()})
 	ops.metrics.WatchServer(srv)
 	if fanout != nil {
 		fctx, stop := context.WithCancel(ctx)
