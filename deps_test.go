@@ -48,4 +48,6 @@ func TestLayering(t *testing.T) {
 	check([]string{"./protocol", "./transport/...", "./tasks", "./contract"},
 		"github.com/tetratelabs/wazero", mod+"host")
 	check([]string{"./host"}, mod+"protocol", mod+"transport")
+	check([]string{"./protocol", "./transport/...", "./cmd/mcpload", "./tasks"},
+		"github.com/redis/go-redis", "go.etcd.io/bbolt", mod+"replica", mod+"tasks/boltstore")
 }

@@ -120,7 +120,7 @@ type Guard struct {
 	metaURL     string // the path-suffixed metadata URL named in challenges
 	metadata    []byte
 	challengeSc string // the scope of 401 challenges
-	limits      *limiter
+	limits      *principalCaps
 	provider    string // ProviderName of opts.Provider
 }
 

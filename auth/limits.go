@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/wasmcp/wasmcp/internal/limiter"
 )
 
 // Limits cap what one principal may do at once so that one tenant cannot
@@ -23,34 +25,14 @@ type Limits struct {
 	// Shared, when set, counts the caps there — across every server
 	// sharing it (Redis, for replicas behind one address) — instead of in
 	// this process. The concurrency cap is one place per request in
-	// flight, held for SharedHold and renewed while the request runs, so
+	// flight, held for SharedHoldFor and renewed while the request runs, so
 	// a dead replica's places come back by themselves. The rate is
 	// counted in fixed windows of Burst requests, each
 	// Burst/PerMinute minutes long: the same average and the same burst
 	// as the bucket, but two bursts may meet at a window's edge. When the
 	// shared counter fails (Redis unreachable), requests are counted in
 	// this process until it answers again, so that they keep being served.
-	Shared SharedCounter
-}
-
-// SharedCounter counts places and events across servers (tasks.Limiter
-// over Redis fits it through a small adapter).
-type SharedCounter interface {
-	// Acquire takes one of limit places under key, kept for hold unless
-	// renewed; ok is false when all are taken.
-	Acquire(ctx context.Context, key string, limit int, hold time.Duration) (h SharedHold, ok bool, err error)
-	// Allow counts one event under key in the current window of length
-	// window; ok is false, with the time until the window ends, when
-	// limit events already happened in it.
-	Allow(ctx context.Context, key string, limit int, window time.Duration) (ok bool, retryAfter time.Duration, err error)
-}
-
-// SharedHold is a place taken from a SharedCounter.
-type SharedHold interface {
-	// Renew keeps the place for hold from now.
-	Renew(ctx context.Context, hold time.Duration) (bool, error)
-	// Release gives the place back.
-	Release(ctx context.Context) error
+	Shared limiter.Limiter
 }
 
 // SharedHoldFor is how long a shared place outlives its last renewal;
@@ -66,7 +48,7 @@ const (
 	CapPerMinute  = "requests-per-minute"
 )
 
-type limiter struct {
+type principalCaps struct {
 	lim   Limits
 	log   *slog.Logger
 	mu    sync.Mutex
@@ -86,21 +68,21 @@ type principalLimits struct {
 	seen     time.Time
 }
 
-type sharedPlace struct{ h SharedHold }
+type sharedPlace struct{ h limiter.Hold }
 
-func newLimiter(l Limits, log *slog.Logger) *limiter {
+func newLimiter(l Limits, log *slog.Logger) *principalCaps {
 	if l.Burst <= 0 {
 		l.Burst = l.PerMinute
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &limiter{lim: l, log: log, per: map[string]*principalLimits{}, holds: map[*sharedPlace]struct{}{}}
+	return &principalCaps{lim: l, log: log, per: map[string]*principalLimits{}, holds: map[*sharedPlace]struct{}{}}
 }
 
 // acquire admits one request of name: it returns the function that ends
 // it, or nil with the cap reached and how long to wait.
-func (l *limiter) acquire(ctx context.Context, name string) (release func(), cap string, retry time.Duration) {
+func (l *principalCaps) acquire(ctx context.Context, name string) (release func(), cap string, retry time.Duration) {
 	if l.lim.Concurrent <= 0 && l.lim.PerMinute <= 0 {
 		return func() {}, "", 0
 	}
@@ -115,7 +97,7 @@ func (l *limiter) acquire(ctx context.Context, name string) (release func(), cap
 }
 
 // acquireLocal counts in this process.
-func (l *limiter) acquireLocal(name string) (release func(), cap string, retry time.Duration) {
+func (l *principalCaps) acquireLocal(name string) (release func(), cap string, retry time.Duration) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -149,7 +131,7 @@ func (l *limiter) acquireLocal(name string) (release func(), cap string, retry t
 
 // acquireShared counts in the shared counter; an error means it could not
 // count.
-func (l *limiter) acquireShared(ctx context.Context, name string) (release func(), cap string, retry time.Duration, err error) {
+func (l *principalCaps) acquireShared(ctx context.Context, name string) (release func(), cap string, retry time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
 	defer cancel()
 	var place *sharedPlace
@@ -193,7 +175,7 @@ func (l *limiter) acquireShared(ctx context.Context, name string) (release func(
 }
 
 // track adds a place to renew, starting the renewer if none runs.
-func (l *limiter) track(p *sharedPlace) {
+func (l *principalCaps) track(p *sharedPlace) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.holds[p] = struct{}{}
@@ -205,7 +187,7 @@ func (l *limiter) track(p *sharedPlace) {
 }
 
 // renew keeps the places of the requests in flight until there are none.
-func (l *limiter) renew() {
+func (l *principalCaps) renew() {
 	t := time.NewTicker(SharedHoldFor / 3)
 	defer t.Stop()
 	for range t.C {
@@ -232,7 +214,7 @@ func (l *limiter) renew() {
 }
 
 // warnShared logs a failure of the shared counter at most once a minute.
-func (l *limiter) warnShared(err error) {
+func (l *principalCaps) warnShared(err error) {
 	l.mu.Lock()
 	now := time.Now()
 	if now.Sub(l.warned) < time.Minute {
@@ -246,7 +228,7 @@ func (l *limiter) warnShared(err error) {
 
 // sweep forgets principals idle for ten minutes (their bucket is full by
 // then, as a new one would be), at most once a minute.
-func (l *limiter) sweep(now time.Time) {
+func (l *principalCaps) sweep(now time.Time) {
 	if now.Sub(l.swept) < time.Minute {
 		return
 	}

@@ -13,56 +13,36 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/limiter"
 )
 
-// fakeShared is an in-process SharedCounter; down makes it fail.
+// fakeShared is a shared counter in this process (limiter.NewLocal); down
+// makes it fail.
 type fakeShared struct {
-	mu     sync.Mutex
-	held   map[string]int
-	counts map[string]int
-	down   bool
+	limiter.Limiter
+	mu   sync.Mutex
+	down bool
 }
 
-type fakeHold struct {
-	f    *fakeShared
-	key  string
-	once sync.Once
-}
-
-func (f *fakeShared) Acquire(_ context.Context, key string, limit int, _ time.Duration) (SharedHold, bool, error) {
+func (f *fakeShared) failing() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.down {
+	return f.down
+}
+
+func (f *fakeShared) Acquire(ctx context.Context, key string, limit int, hold time.Duration) (limiter.Hold, bool, error) {
+	if f.failing() {
 		return nil, false, errors.New("connection refused")
 	}
-	if f.held[key] >= limit {
-		return nil, false, nil
-	}
-	f.held[key]++
-	return &fakeHold{f: f, key: key}, true, nil
+	return f.Limiter.Acquire(ctx, key, limit, hold)
 }
 
-func (f *fakeShared) Allow(_ context.Context, key string, limit int, window time.Duration) (bool, time.Duration, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down {
+func (f *fakeShared) Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, time.Duration, error) {
+	if f.failing() {
 		return false, 0, errors.New("connection refused")
 	}
-	if f.counts[key] >= limit {
-		return false, window, nil
-	}
-	f.counts[key]++
-	return true, 0, nil
-}
-
-func (h *fakeHold) Renew(context.Context, time.Duration) (bool, error) { return true, nil }
-func (h *fakeHold) Release(context.Context) error {
-	h.once.Do(func() {
-		h.f.mu.Lock()
-		h.f.held[h.key]--
-		h.f.mu.Unlock()
-	})
-	return nil
+	return f.Limiter.Allow(ctx, key, limit, window)
 }
 
 // TestGuardSharedLimits: two guards (two replicas) sharing a counter
@@ -80,7 +60,7 @@ func TestGuardSharedLimits(t *testing.T) {
 			<-block
 		}
 	})
-	shared := &fakeShared{held: map[string]int{}, counts: map[string]int{}}
+	shared := &fakeShared{Limiter: limiter.NewLocal()}
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	opts := GuardOptions{Provider: a, Resource: "http://127.0.0.1:1/mcp", Limits: Limits{Concurrent: 1, PerMinute: 3, Shared: shared},
@@ -118,10 +98,13 @@ func TestGuardSharedLimits(t *testing.T) {
 	if w := do(g2, http.MethodPost, "/mcp", "Bearer key-a"); w.Code != 429 || !strings.Contains(w.Body.String(), CapPerMinute) {
 		t.Fatalf("over the shared rate: %d %s", w.Code, w.Body)
 	}
-	shared.mu.Lock()
-	if n := shared.held["principal-requests:alice"]; n != 0 {
-		t.Errorf("%d places still held after the requests ended", n)
+	// No place is still held: a cap of one has its place free.
+	if h, ok, _ := shared.Acquire(context.Background(), "principal-requests:alice", 1, time.Minute); !ok {
+		t.Error("places still held after the requests ended")
+	} else {
+		_ = h.Release(context.Background())
 	}
+	shared.mu.Lock()
 	shared.down = true
 	shared.mu.Unlock()
 	// The counter is down: each guard counts alone, and serves.

@@ -7,7 +7,7 @@ import (
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
-// An embedder keeps tasks in a store (memory here; OpenBolt for a file),
+// An embedder keeps tasks in a store (memory here; boltstore.Open for a file),
 // reserves a place under the caps before starting the work, creates the
 // task, and finishes it with the result the work produced.
 func ExampleManager() {

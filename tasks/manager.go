@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/limiter"
 )
 
 // Defaults of the Manager's options.
@@ -73,10 +74,10 @@ type Options struct {
 	// stops renewing has its running tasks failed by another within it.
 	Lease time.Duration
 	// Limiter, when set, also counts the caps there — across replicas
-	// with Redis.Limiter: MaxActive under the key "active-tasks" and
+	// with replica.Redis.Limiter: MaxActive under the key "active-tasks" and
 	// MaxPerOwner under "tasks:" + principal; each place is held for Lease
 	// and renewed while the task is active here.
-	Limiter Limiter
+	Limiter limiter.Limiter
 }
 
 // LimitError is the error of a task refused because a cap is reached.
@@ -122,7 +123,7 @@ type run struct {
 	cancel   context.CancelCauseFunc // stops the task's guest; nil when none runs
 	stopped  chan struct{}           // closed when no guest runs any more
 	cancelAt time.Time               // when the guest was told to stop
-	hold     Hold                    // the place under Options.Limiter, if any
+	hold     limiter.Hold            // the place under Options.Limiter, if any
 }
 
 // Manager applies the task rules on top of a Store. It is safe for
@@ -228,7 +229,7 @@ func NewID() string {
 type Slot struct {
 	m     *Manager
 	owner string
-	hold  Hold
+	hold  limiter.Hold
 	once  sync.Once
 }
 
@@ -267,7 +268,7 @@ func (s *Slot) Release() {
 	s.once.Do(func() { s.m.release(s.owner, s.hold) })
 }
 
-func (m *Manager) release(owner string, hold Hold) {
+func (m *Manager) release(owner string, hold limiter.Hold) {
 	m.mu.Lock()
 	m.uncount(&run{owner: owner, hold: hold})
 	m.mu.Unlock()
@@ -654,7 +655,7 @@ func (m *Manager) List(ctx context.Context, owner, session, cursor string, limit
 			return Page{}, err
 		}
 		for _, t := range batch {
-			after = orderKey(t)
+			after = t.OrderKey()
 			if !t.Expired(now) && (session == "" || t.Session == session) {
 				found = append(found, t)
 			}
@@ -664,7 +665,7 @@ func (m *Manager) List(ctx context.Context, owner, session, cursor string, limit
 		}
 	}
 	if len(found) > limit {
-		return Page{Tasks: found[:limit], Next: orderKey(found[limit-1])}, nil
+		return Page{Tasks: found[:limit], Next: found[limit-1].OrderKey()}, nil
 	}
 	return Page{Tasks: found}, nil
 }

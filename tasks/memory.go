@@ -31,7 +31,7 @@ func (m *Memory) Create(_ context.Context, t *Task) error {
 	}
 	m.tasks[t.ID] = t.Clone()
 	keys := m.owners[t.Owner]
-	k := orderKey(t)
+	k := t.OrderKey()
 	i := sort.SearchStrings(keys, k)
 	keys = append(keys, "")
 	copy(keys[i+1:], keys[i:])
@@ -88,7 +88,7 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 	}
 	delete(m.tasks, id)
 	keys := m.owners[t.Owner]
-	k := orderKey(t)
+	k := t.OrderKey()
 	if i := sort.SearchStrings(keys, k); i < len(keys) && keys[i] == k {
 		keys = append(keys[:i], keys[i+1:]...)
 	}

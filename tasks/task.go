@@ -153,8 +153,8 @@ func (t *Task) move(to Status, message string, now time.Time) error {
 	return nil
 }
 
-// orderKey orders an owner's tasks by creation: the creation time in
-// nanoseconds as 16 hex digits, then the id.
-func orderKey(t *Task) string {
+// OrderKey orders an owner's tasks by creation: the creation time in
+// nanoseconds as 16 hex digits, then the id. Store.List pages by it.
+func (t *Task) OrderKey() string {
 	return fmt.Sprintf("%016x%s", uint64(t.CreatedAt.UnixNano()), t.ID)
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
 )
 
 func TestTransitions(t *testing.T) {
@@ -33,126 +31,6 @@ func TestTransitions(t *testing.T) {
 	if err := tk.move(Failed, "", time.Now()); !errors.Is(err, ErrTerminal) {
 		t.Errorf("moving a completed task: %v, want ErrTerminal", err)
 	}
-}
-
-// stores runs a test of the Store contract against every store: memory,
-// bbolt and Redis (a real redis-server, see openRedis).
-func stores(t *testing.T, f func(t *testing.T, s Store)) {
-	t.Run("memory", func(t *testing.T) { f(t, NewMemory()) })
-	t.Run("bolt", func(t *testing.T) {
-		b, err := OpenBolt(filepath.Join(t.TempDir(), "t.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = b.Close() })
-		f(t, b)
-	})
-	t.Run("redis", func(t *testing.T) { f(t, openRedis(t, redistest.Start(t, false).URL())) })
-}
-
-func newTask(id, owner string, at time.Time) *Task {
-	return &Task{ID: id, Owner: owner, Era: Modern, Tool: "tool", Status: Working, CreatedAt: at, UpdatedAt: at,
-		TTL: time.Hour, Params: []byte(`{"name":"tool"}`)}
-}
-
-func TestStoreContract(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
-		ctx := context.Background()
-		base := time.Unix(1_800_000_000, 0).UTC()
-		for i := 0; i < 7; i++ {
-			if err := s.Create(ctx, newTask(fmt.Sprintf("a%d", i), "alice", base.Add(time.Duration(i)*time.Second))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Create(ctx, newTask("b0", "bob", base)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Create(ctx, newTask("a0", "alice", base)); !errors.Is(err, ErrExists) {
-			t.Fatalf("duplicate create: %v", err)
-		}
-		got, err := s.Get(ctx, "a3")
-		if err != nil || got.Owner != "alice" || string(got.Params) != `{"name":"tool"}` || !got.CreatedAt.Equal(base.Add(3*time.Second)) {
-			t.Fatalf("get: %+v %v", got, err)
-		}
-		got.Owner = "mallory" // a copy: the store must not change
-		if again, _ := s.Get(ctx, "a3"); again.Owner != "alice" {
-			t.Fatal("Get returned the stored record, not a copy")
-		}
-		if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("get missing: %v", err)
-		}
-		// Update: fn's error aborts; identity cannot change.
-		boom := errors.New("boom")
-		if _, err := s.Update(ctx, "a1", func(t *Task) error { t.Status = Failed; return boom }); !errors.Is(err, boom) {
-			t.Fatalf("aborted update: %v", err)
-		}
-		up, err := s.Update(ctx, "a1", func(t *Task) error { t.Status, t.Owner = Completed, "bob"; t.Result = []byte(`{}`); return nil })
-		if err != nil || up.Status != Completed || up.Owner != "alice" {
-			t.Fatalf("update: %+v %v", up, err)
-		}
-		if _, err := s.Update(ctx, "nope", func(*Task) error { return nil }); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("update missing: %v", err)
-		}
-		// List pages in creation order.
-		var ids []string
-		after := ""
-		for {
-			page, err := s.List(ctx, "alice", after, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, x := range page {
-				ids = append(ids, x.ID)
-			}
-			if len(page) < 3 {
-				break
-			}
-			after = orderKey(page[len(page)-1])
-		}
-		if fmt.Sprint(ids) != "[a0 a1 a2 a3 a4 a5 a6]" {
-			t.Fatalf("list: %v", ids)
-		}
-		if err := s.Delete(ctx, "a2"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Delete(ctx, "a2"); err != nil {
-			t.Fatalf("second delete: %v", err)
-		}
-		page, _ := s.List(ctx, "alice", "", 10)
-		if len(page) != 6 {
-			t.Fatalf("after delete: %d tasks", len(page))
-		}
-		n := 0
-		if err := s.Scan(ctx, func(*Task) bool { n++; return true }); err != nil || n != 7 {
-			t.Fatalf("scan: %d %v", n, err)
-		}
-	})
-}
-
-// concurrent updates of one task are serialised.
-func TestStoreUpdateAtomic(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
-		ctx := context.Background()
-		if err := s.Create(ctx, newTask("x", "", time.Now())); err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		for i := 0; i < 20; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = s.Update(ctx, "x", func(t *Task) error {
-					t.TTL += time.Millisecond
-					return nil
-				})
-			}()
-		}
-		wg.Wait()
-		got, _ := s.Get(ctx, "x")
-		if got.TTL != time.Hour+20*time.Millisecond {
-			t.Fatalf("lost updates: ttl %s", got.TTL)
-		}
-	})
 }
 
 func newManager(t *testing.T, s Store, opts Options) *Manager {
@@ -341,58 +219,6 @@ func TestManagerList(t *testing.T) {
 	p, _ := m.List(ctx, "", "", "", 10)
 	if len(p.Tasks) != 5 || p.Next != "" {
 		t.Fatalf("full listing: %d tasks, next %q", len(p.Tasks), p.Next)
-	}
-}
-
-// A restart: working tasks and legacy input_required tasks fail with a
-// status message, modern input_required tasks stay resumable, results
-// survive.
-func TestBoltRecovery(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tasks.db")
-	ctx := context.Background()
-	b, err := OpenBolt(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := OpenBolt(path); !errors.Is(err, ErrLocked) {
-		t.Fatalf("second open: %v", err)
-	}
-	m, err := NewManager(ctx, b, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := create(t, m, "", nil)
-	if _, err := m.Finish(ctx, done.ID, Completed, "", []byte(`{"content":[{"type":"text","text":"kept"}]}`), nil); err != nil {
-		t.Fatal(err)
-	}
-	running := create(t, m, "", nil)
-	waiting := create(t, m, "", nil)
-	_, _ = m.Update(ctx, waiting.ID, func(t *Task) error {
-		t.Inputs = []InputRequest{{Key: "k", Method: "elicitation/create", Params: []byte(`{}`)}}
-		return m.Move(t, InputRequired, "")
-	})
-	// The process dies: nothing is closed properly but the file.
-	_ = b.Close()
-
-	b2, err := OpenBolt(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2 := newManager(t, b2, Options{})
-	got, err := m2.Get(ctx, done.ID, "")
-	if err != nil || got.Status != Completed || string(got.Result) != `{"content":[{"type":"text","text":"kept"}]}` {
-		t.Fatalf("completed task after restart: %+v %v", got, err)
-	}
-	got, err = m2.Get(ctx, running.ID, "")
-	if err != nil || got.Status != Failed || got.StatusMessage != MsgInterrupted || got.Error == nil {
-		t.Fatalf("running task after restart: %+v %v", got, err)
-	}
-	got, err = m2.Get(ctx, waiting.ID, "")
-	if err != nil || got.Status != InputRequired || len(got.Inputs) != 1 {
-		t.Fatalf("waiting task after restart: %+v %v", got, err)
-	}
-	if all, _ := m2.Running(""); all != 1 {
-		t.Fatalf("recovered active tasks: %d", all)
 	}
 }
 

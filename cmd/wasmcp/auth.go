@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,8 +12,8 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/auth"
+	"github.com/wasmcp/wasmcp/internal/limiter"
 	"github.com/wasmcp/wasmcp/protocol"
-	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // authFlags are serve's flags for authenticating HTTP clients.
@@ -50,22 +49,7 @@ type authFlags struct {
 	clientSecretFile  string
 	// shared counts the per-principal caps across replicas (--store
 	// redis); nil counts them in this process.
-	shared auth.SharedCounter
-}
-
-// sharedCounter counts auth's per-principal caps in a tasks.Limiter.
-type sharedCounter struct{ l tasks.Limiter }
-
-func (c sharedCounter) Acquire(ctx context.Context, key string, limit int, hold time.Duration) (auth.SharedHold, bool, error) {
-	h, ok, err := c.l.Acquire(ctx, key, limit, hold)
-	if h == nil {
-		return nil, ok, err
-	}
-	return h, ok, err
-}
-
-func (c sharedCounter) Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, time.Duration, error) {
-	return c.l.Allow(ctx, key, limit, window)
+	shared limiter.Limiter
 }
 
 func (f *authFlags) register(fs *flag.FlagSet) {

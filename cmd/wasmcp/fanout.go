@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/wasmcp/wasmcp/protocol"
-	"github.com/wasmcp/wasmcp/tasks"
+	"github.com/wasmcp/wasmcp/replica"
 )
 
 // redisFanout carries guests' list changes and resource updates between
@@ -21,7 +21,7 @@ type redisFanout struct {
 	log     *slog.Logger
 }
 
-func newRedisFanout(r *tasks.Redis, log *slog.Logger) *redisFanout {
+func newRedisFanout(r *replica.Redis, log *slog.Logger) *redisFanout {
 	return &redisFanout{rdb: r.Client(), channel: r.Prefix() + "announce", replica: r.Replica(), log: log}
 }
 

@@ -253,7 +253,7 @@ Flags:
 	var fanout *redisFanout
 	var fo protocol.Fanout
 	if tf.redis != nil {
-		af.shared = sharedCounter{tf.redis.Limiter()} // the per-principal caps count across replicas
+		af.shared = tf.redis.Limiter() // the per-principal caps count across replicas
 		fanout = newRedisFanout(tf.redis, log)
 		fo = fanout
 	}

@@ -15,7 +15,9 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/privdir"
 	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/replica"
 	"github.com/wasmcp/wasmcp/tasks"
+	"github.com/wasmcp/wasmcp/tasks/boltstore"
 )
 
 // taskFlags are serve's flags for MCP tasks.
@@ -30,7 +32,7 @@ type taskFlags struct {
 	store        string
 	lease        time.Duration
 	// redis is the shared store when --store names one (set by manager).
-	redis *tasks.Redis
+	redis *replica.Redis
 	// caps on stored results, MiB
 	maxResult, maxStored, maxStoredPerClient int64
 }
@@ -47,7 +49,7 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.maxStored, "task-max-stored", tasks.DefaultMaxStoredBytes>>20, "cap on the task results stored on this server until they expire, MiB")
 	fs.Int64Var(&f.maxStoredPerClient, "task-max-stored-per-client", tasks.DefaultMaxStoredPerOwner>>20, "cap on the task results stored per client principal until they expire, MiB")
 	fs.DurationVar(&f.sweep, "task-sweep", tasks.DefaultSweepEvery, "interval of the sweeper that deletes expired tasks")
-	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options of go-redis and key_prefix= (default "+tasks.DefaultRedisPrefix+"); replaces --data-dir")
+	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options of go-redis and key_prefix= (default "+replica.DefaultKeyPrefix+"); replaces --data-dir")
 	fs.DurationVar(&f.lease, "task-lease", tasks.DefaultLease, "with --store: how long the tasks this replica runs stay its own without renewal; a replica that stops renewing has its running tasks failed by another")
 }
 
@@ -116,7 +118,7 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 		if !strings.HasPrefix(f.store, "redis://") && !strings.HasPrefix(f.store, "rediss://") && !strings.HasPrefix(f.store, "unix://") {
 			return nil, errors.New("--store: want a redis://, rediss:// or unix:// URL")
 		}
-		r, err := tasks.OpenRedis(ctx, f.store, tasks.RedisOptions{Logger: log})
+		r, err := replica.Open(ctx, f.store, replica.Options{Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--store: %w", err)
 		}
@@ -132,12 +134,12 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 			dir = defaultDataDir()
 		}
 		path := storePath(dir, toolsDir)
-		var b *tasks.Bolt
+		var b *boltstore.Store
 		// The store's directory must be this user's alone: another user
 		// able to write there could plant task records.
 		err := privdir.Ensure(dir)
 		if err == nil {
-			b, err = tasks.OpenBolt(path)
+			b, err = boltstore.Open(path)
 		}
 		switch {
 		case err == nil:
@@ -168,7 +170,7 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 // tempBolt is a bbolt task store in a private temporary directory, removed
 // on Close.
 type tempBolt struct {
-	*tasks.Bolt
+	*boltstore.Store
 	dir string
 }
 
@@ -177,17 +179,17 @@ func openTempBolt() (*tempBolt, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := tasks.OpenBolt(filepath.Join(dir, "tasks.db"))
+	b, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	return &tempBolt{Bolt: b, dir: dir}, nil
+	return &tempBolt{Store: b, dir: dir}, nil
 }
 
 // Close closes the store and removes its directory.
 func (t *tempBolt) Close() error {
-	err := t.Bolt.Close()
+	err := t.Store.Close()
 	if rerr := os.RemoveAll(t.dir); err == nil {
 		err = rerr
 	}

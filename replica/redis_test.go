@@ -1,4 +1,4 @@
-package tasks
+package replica
 
 import (
 	"context"
@@ -12,13 +12,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/wasmcp/wasmcp/internal/limiter/limitertest"
 	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
+	"github.com/wasmcp/wasmcp/tasks"
+	"github.com/wasmcp/wasmcp/tasks/taskstest"
 )
 
 // openRedis opens the store on url, closed at the end of the test.
 func openRedis(t *testing.T, url string) *Redis {
 	t.Helper()
-	r, err := OpenRedis(context.Background(), url, RedisOptions{})
+	r, err := Open(context.Background(), url, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +29,7 @@ func openRedis(t *testing.T, url string) *Redis {
 	return r
 }
 
-// Task TTLs are Redis expiries: an expired record is gone, its index entry
+// tasks.Task TTLs are Redis expiries: an expired record is gone, its index entry
 // is dropped by List without shortening a page, and a TTL changed by
 // Update moves the expiry.
 func TestRedisExpiry(t *testing.T) {
@@ -35,7 +38,7 @@ func TestRedisExpiry(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	for i := 0; i < 5; i++ {
-		tk := newTask(fmt.Sprintf("a%d", i), "alice", now.Add(time.Duration(i)*time.Millisecond))
+		tk := taskstest.NewTask(fmt.Sprintf("a%d", i), "alice", now.Add(time.Duration(i)*time.Millisecond))
 		if i == 1 || i == 2 {
 			tk.TTL = 300 * time.Millisecond
 		}
@@ -47,7 +50,7 @@ func TestRedisExpiry(t *testing.T) {
 	if err != nil || pttl <= 0 || pttl > 300*time.Millisecond {
 		t.Fatalf("expiry of a1: %v %v", pttl, err)
 	}
-	up, err := s.Update(ctx, "a2", func(t *Task) error { t.TTL = time.Hour; return nil })
+	up, err := s.Update(ctx, "a2", func(t *tasks.Task) error { t.TTL = time.Hour; return nil })
 	if err != nil || up.TTL != time.Hour {
 		t.Fatalf("update ttl: %v", err)
 	}
@@ -55,21 +58,21 @@ func TestRedisExpiry(t *testing.T) {
 		t.Fatalf("expiry of a2 after its TTL changed: %v", pttl)
 	}
 	// An update that keeps the TTL keeps the expiry.
-	if _, err := s.Update(ctx, "a1", func(t *Task) error { t.StatusMessage = "x"; return nil }); err != nil {
+	if _, err := s.Update(ctx, "a1", func(t *tasks.Task) error { t.StatusMessage = "x"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if pttl, _ := s.Client().PTTL(ctx, s.taskKey("a1")).Result(); pttl <= 0 || pttl > 300*time.Millisecond {
 		t.Fatalf("expiry of a1 after an update: %v", pttl)
 	}
 	time.Sleep(400 * time.Millisecond)
-	if _, err := s.Get(ctx, "a1"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Get(ctx, "a1"); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("expired task: %v", err)
 	}
 	page, err := s.List(ctx, "alice", "", 2)
 	if err != nil || len(page) != 2 || page[0].ID != "a0" || page[1].ID != "a2" {
 		t.Fatalf("first page: %v %v", ids(page), err)
 	}
-	page, err = s.List(ctx, "alice", orderKey(page[1]), 2)
+	page, err = s.List(ctx, "alice", page[1].OrderKey(), 2)
 	if err != nil || fmt.Sprint(ids(page)) != "[a3 a4]" {
 		t.Fatalf("second page: %v %v", ids(page), err)
 	}
@@ -81,7 +84,7 @@ func TestRedisExpiry(t *testing.T) {
 	}
 }
 
-func ids(ts []*Task) []string {
+func ids(ts []*tasks.Task) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.ID)
@@ -95,7 +98,7 @@ func TestRedisUpdateAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t, false)
 	a, b := openRedis(t, srv.URL()), openRedis(t, srv.URL())
 	ctx := context.Background()
-	if err := a.Create(ctx, newTask("x", "", time.Now())); err != nil {
+	if err := a.Create(ctx, taskstest.NewTask("x", "", time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -107,7 +110,7 @@ func TestRedisUpdateAcrossReplicas(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.Update(ctx, "x", func(t *Task) error {
+			if _, err := s.Update(ctx, "x", func(t *tasks.Task) error {
 				t.TTL += time.Millisecond
 				return nil
 			}); err != nil {
@@ -129,23 +132,23 @@ func TestRedisURL(t *testing.T) {
 	if s.Prefix() != "p1:" || s.Client().Options().DB != 3 {
 		t.Fatalf("prefix %q db %d", s.Prefix(), s.Client().Options().DB)
 	}
-	if _, err := OpenRedis(ctx, "redis://127.0.0.1:1?bogus=1", RedisOptions{}); err == nil || !strings.Contains(err.Error(), "bogus") {
+	if _, err := Open(ctx, "redis://127.0.0.1:1?bogus=1", Options{}); err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Fatalf("unknown option: %v", err)
 	}
-	_, err := OpenRedis(ctx, "redis://user:s3cret@127.0.0.1:1", RedisOptions{})
+	_, err := Open(ctx, "redis://user:s3cret@127.0.0.1:1", Options{})
 	if !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("unreachable server: %v", err)
 	}
-	if _, err := OpenRedis(ctx, "http://127.0.0.1", RedisOptions{}); err == nil {
+	if _, err := Open(ctx, "http://127.0.0.1", Options{}); err == nil {
 		t.Fatal("an http URL was accepted")
 	}
 }
 
-// replica is a Manager on its own connection to srv, as another process
+// replica is a tasks.Manager on its own connection to srv, as another process
 // would have.
-func replica(t *testing.T, srv *redistest.Server, opts Options) *Manager {
+func newReplica(t *testing.T, srv *redistest.Server, opts tasks.Options) *tasks.Manager {
 	t.Helper()
-	return newManager(t, openRedis(t, srv.URL()), opts)
+	return taskstest.NewManager(t, openRedis(t, srv.URL()), opts)
 }
 
 // A task created on one replica is read, waited for, cancelled and
@@ -153,25 +156,25 @@ func replica(t *testing.T, srv *redistest.Server, opts Options) *Manager {
 func TestRedisReplicas(t *testing.T) {
 	srv := redistest.Start(t, false)
 	ctx := context.Background()
-	a, b := replica(t, srv, Options{}), replica(t, srv, Options{})
-	seen := make(chan *Task, 16)
-	b.OnChange(func(t *Task) { seen <- t })
+	a, b := newReplica(t, srv, tasks.Options{}), newReplica(t, srv, tasks.Options{})
+	seen := make(chan *tasks.Task, 16)
+	b.OnChange(func(t *tasks.Task) { seen <- t })
 	stopped := make(chan error, 1)
-	tk := create(t, a, "alice", func(cause error) { stopped <- cause })
-	if got := <-seen; got.ID != tk.ID || got.Status != Working {
+	tk := taskstest.Create(t, a, "alice", func(cause error) { stopped <- cause })
+	if got := <-seen; got.ID != tk.ID || got.Status != tasks.Working {
 		t.Fatalf("b observed %+v", got)
 	}
-	if _, err := b.Get(ctx, tk.ID, "bob"); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Get(ctx, tk.ID, "bob"); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("another owner on b: %v", err)
 	}
 	got, err := b.Get(ctx, tk.ID, "alice")
-	if err != nil || got.Status != Working {
+	if err != nil || got.Status != tasks.Working {
 		t.Fatalf("get on b: %+v %v", got, err)
 	}
 	// A wait on b ends when a finishes the task; b's observer sees it.
-	other := create(t, a, "alice", nil)
+	other := taskstest.Create(t, a, "alice", nil)
 	<-seen
-	waited := make(chan *Task, 1)
+	waited := make(chan *tasks.Task, 1)
 	go func() {
 		w, err := b.Wait(ctx, other.ID, "alice")
 		if err != nil {
@@ -180,18 +183,18 @@ func TestRedisReplicas(t *testing.T) {
 		waited <- w
 	}()
 	time.Sleep(50 * time.Millisecond)
-	if _, err := a.Finish(ctx, other.ID, Completed, "", []byte(`{"content":[]}`), nil); err != nil {
+	if _, err := a.Finish(ctx, other.ID, tasks.Completed, "", []byte(`{"content":[]}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case w := <-waited:
-		if w.Status != Completed || string(w.Result) != `{"content":[]}` {
+		if w.Status != tasks.Completed || string(w.Result) != `{"content":[]}` {
 			t.Fatalf("waited on b: %+v", w)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("b's waiter did not wake")
 	}
-	if got := <-seen; got.ID != other.ID || got.Status != Completed {
+	if got := <-seen; got.ID != other.ID || got.Status != tasks.Completed {
 		t.Fatalf("b observed %+v", got)
 	}
 	// Cancel through b: the guest on a stops, a's caps free the place.
@@ -199,12 +202,12 @@ func TestRedisReplicas(t *testing.T) {
 		t.Fatalf("a runs %d tasks", all)
 	}
 	c, err := b.Cancel(ctx, tk.ID, "alice")
-	if err != nil || c.Status != Cancelled {
+	if err != nil || c.Status != tasks.Cancelled {
 		t.Fatalf("cancel on b: %+v %v", c, err)
 	}
 	select {
 	case cause := <-stopped:
-		if !errors.Is(cause, ErrCancelledByClient) {
+		if !errors.Is(cause, tasks.ErrCancelledByClient) {
 			t.Fatalf("guest on a stopped with %v", cause)
 		}
 	case <-time.After(5 * time.Second):
@@ -214,7 +217,7 @@ func TestRedisReplicas(t *testing.T) {
 	if all, _ := a.Running(""); all != 0 {
 		t.Fatalf("a still counts %d tasks", all)
 	}
-	if _, err := a.Finish(ctx, tk.ID, Completed, "", []byte(`{}`), nil); !errors.Is(err, ErrTerminal) {
+	if _, err := a.Finish(ctx, tk.ID, tasks.Completed, "", []byte(`{}`), nil); !errors.Is(err, tasks.ErrTerminal) {
 		t.Fatalf("the guest's late result: %v", err)
 	}
 }
@@ -224,18 +227,20 @@ func TestRedisReplicas(t *testing.T) {
 func TestRedisResumeElsewhere(t *testing.T) {
 	srv := redistest.Start(t, false)
 	ctx := context.Background()
-	a, b := replica(t, srv, Options{}), replica(t, srv, Options{})
-	tk := create(t, a, "", nil)
-	if _, err := a.Update(ctx, tk.ID, func(t *Task) error {
-		t.Inputs = []InputRequest{{Key: "k", Method: "elicitation/create", Params: []byte(`{}`)}}
-		return a.Move(t, InputRequired, "")
+	a := newReplica(t, srv, tasks.Options{})
+	rb := openRedis(t, srv.URL())
+	b := taskstest.NewManager(t, rb, tasks.Options{})
+	tk := taskstest.Create(t, a, "", nil)
+	if _, err := a.Update(ctx, tk.ID, func(t *tasks.Task) error {
+		t.Inputs = []tasks.InputRequest{{Key: "k", Method: "elicitation/create", Params: []byte(`{}`)}}
+		return a.Move(t, tasks.InputRequired, "")
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if all, _ := a.Running(""); all != 1 {
 		t.Fatalf("a counts %d", all)
 	}
-	if _, err := b.Update(ctx, tk.ID, func(t *Task) error { return b.Move(t, Working, "") }); err != nil {
+	if _, err := b.Update(ctx, tk.ID, func(t *tasks.Task) error { return b.Move(t, tasks.Working, "") }); err != nil {
 		t.Fatal(err)
 	}
 	if !b.Attach(tk.ID, func(error) { go b.Stopped(tk.ID) }) {
@@ -255,7 +260,7 @@ func TestRedisResumeElsewhere(t *testing.T) {
 	if all, _ := b.Running(""); all != 1 {
 		t.Fatalf("b counts %d", all)
 	}
-	if run, _ := b.store.(*Redis).Client().HGet(ctx, b.store.(*Redis).runningKey(), tk.ID).Result(); run != b.store.(*Redis).Replica() {
+	if run, _ := rb.Client().HGet(ctx, rb.runningKey(), tk.ID).Result(); run != rb.Replica() {
 		t.Fatalf("the task runs on %q, want b", run)
 	}
 }
@@ -268,29 +273,29 @@ func TestRedisLease(t *testing.T) {
 	ctx := context.Background()
 	const lease = 400 * time.Millisecond
 	deadStore := openRedis(t, srv.URL())
-	dead, err := NewManager(ctx, deadStore, Options{Lease: lease})
+	dead, err := tasks.NewManager(ctx, deadStore, tasks.Options{Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := replica(t, srv, Options{Lease: lease})
-	doomed := create(t, dead, "", func(error) {})
-	kept := create(t, live, "", func(error) {})
-	waiting := create(t, dead, "", nil)
-	if _, err := dead.Update(ctx, waiting.ID, func(t *Task) error { return dead.Move(t, InputRequired, "") }); err != nil {
+	live := newReplica(t, srv, tasks.Options{Lease: lease})
+	doomed := taskstest.Create(t, dead, "", func(error) {})
+	kept := taskstest.Create(t, live, "", func(error) {})
+	waiting := taskstest.Create(t, dead, "", nil)
+	if _, err := dead.Update(ctx, waiting.ID, func(t *tasks.Task) error { return dead.Move(t, tasks.InputRequired, "") }); err != nil {
 		t.Fatal(err)
 	}
 	// The process dies: its connection goes, nothing is closed properly.
 	_ = deadStore.Close()
 	killed := time.Now()
 	// A replica starting meanwhile fails nothing that is alive.
-	late := replica(t, srv, Options{Lease: lease})
+	late := newReplica(t, srv, tasks.Options{Lease: lease})
 	for {
 		got, err := late.Lookup(ctx, doomed.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status == Failed {
-			if got.StatusMessage != MsgInterrupted || got.Error == nil || got.Error.Message != MsgInterrupted {
+		if got.Status == tasks.Failed {
+			if got.StatusMessage != tasks.MsgInterrupted || got.Error == nil || got.Error.Message != tasks.MsgInterrupted {
 				t.Fatalf("failed task: %+v", got)
 			}
 			break
@@ -302,15 +307,15 @@ func TestRedisLease(t *testing.T) {
 	}
 	t.Logf("failed %s after the replica died (lease %s)", time.Since(killed).Round(time.Millisecond), lease)
 	time.Sleep(lease)
-	if got, _ := live.Lookup(ctx, kept.ID); got.Status != Working {
+	if got, _ := live.Lookup(ctx, kept.ID); got.Status != tasks.Working {
 		t.Fatalf("a live replica's task is %s", got.Status)
 	}
-	if got, _ := live.Lookup(ctx, waiting.ID); got.Status != InputRequired {
+	if got, _ := live.Lookup(ctx, waiting.ID); got.Status != tasks.InputRequired {
 		t.Fatalf("a modern task waiting for input is %s; it stays resumable", got.Status)
 	}
 	// Closing a replica fails what it runs, at once.
 	_ = live.Close(ctx, time.Second)
-	if got, _ := late.Lookup(ctx, kept.ID); got.Status != Failed || got.StatusMessage != MsgShutdown {
+	if got, _ := late.Lookup(ctx, kept.ID); got.Status != tasks.Failed || got.StatusMessage != tasks.MsgShutdown {
 		t.Fatalf("after its replica shut down: %+v", got)
 	}
 }
@@ -320,9 +325,9 @@ func TestRedisLease(t *testing.T) {
 func TestRedisUnavailable(t *testing.T) {
 	srv := redistest.Start(t, true)
 	ctx := context.Background()
-	m := replica(t, srv, Options{Lease: time.Second})
-	tk := create(t, m, "", nil)
-	if _, err := m.Finish(ctx, tk.ID, Completed, "", []byte(`{"content":[]}`), nil); err != nil {
+	m := newReplica(t, srv, tasks.Options{Lease: time.Second})
+	tk := taskstest.Create(t, m, "", nil)
+	if _, err := m.Finish(ctx, tk.ID, tasks.Completed, "", []byte(`{"content":[]}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	srv.Kill()
@@ -330,7 +335,7 @@ func TestRedisUnavailable(t *testing.T) {
 		t.Fatalf("get during the outage: %v", err)
 	}
 	slot, _ := m.Reserve("")
-	if err := m.Create(ctx, &Task{ID: NewID(), Era: Modern, Tool: "x"}, slot, nil); !errors.Is(err, ErrUnavailable) {
+	if err := m.Create(ctx, &tasks.Task{ID: tasks.NewID(), Era: tasks.Modern, Tool: "x"}, slot, nil); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("create during the outage: %v", err)
 	}
 	if all, _ := m.Running(""); all != 0 {
@@ -338,53 +343,19 @@ func TestRedisUnavailable(t *testing.T) {
 	}
 	srv.Restart()
 	got, err := m.Get(ctx, tk.ID, "")
-	if err != nil || got.Status != Completed || string(got.Result) != `{"content":[]}` {
+	if err != nil || got.Status != tasks.Completed || string(got.Result) != `{"content":[]}` {
 		t.Fatalf("after the restart (appendonly): %+v %v", got, err)
 	}
-	create(t, m, "", nil)
+	taskstest.Create(t, m, "", nil)
 }
 
-// The limiters: places up to the limit, given back on release; Redis
-// places of a holder that stopped renewing come back after their hold;
-// windows count events.
-func TestLimiters(t *testing.T) {
+// The Redis limiter keeps the contract every Limiter keeps; places of a
+// holder that stopped renewing come back after their hold.
+func TestLimiter(t *testing.T) {
 	srv := redistest.Start(t, false)
 	r := openRedis(t, srv.URL())
 	ctx := context.Background()
-	for name, l := range map[string]Limiter{"local": NewLocalLimiter(), "redis": r.Limiter()} {
-		t.Run(name, func(t *testing.T) {
-			h1, ok1, err1 := l.Acquire(ctx, "k", 2, time.Minute)
-			_, ok2, err2 := l.Acquire(ctx, "k", 2, time.Minute)
-			_, ok3, err3 := l.Acquire(ctx, "k", 2, time.Minute)
-			if !ok1 || !ok2 || ok3 || err1 != nil || err2 != nil || err3 != nil {
-				t.Fatalf("acquire: %v %v %v (%v %v %v)", ok1, ok2, ok3, err1, err2, err3)
-			}
-			if _, ok, _ := l.Acquire(ctx, "other", 2, time.Minute); !ok {
-				t.Fatal("keys share places")
-			}
-			_ = h1.Release(ctx)
-			_ = h1.Release(ctx) // once
-			if _, ok, _ := l.Acquire(ctx, "k", 2, time.Minute); !ok {
-				t.Fatal("a released place is not free")
-			}
-			if _, ok, _ := l.Acquire(ctx, "k", 2, time.Minute); ok {
-				t.Fatal("a double release freed two places")
-			}
-			for i := 0; i < 3; i++ {
-				if ok, _, err := l.Allow(ctx, "w", 3, 400*time.Millisecond); !ok || err != nil {
-					t.Fatalf("event %d refused: %v", i, err)
-				}
-			}
-			ok, after, err := l.Allow(ctx, "w", 3, 400*time.Millisecond)
-			if ok || err != nil || after <= 0 || after > 400*time.Millisecond {
-				t.Fatalf("fourth event: %v %v %v", ok, after, err)
-			}
-			time.Sleep(after + 20*time.Millisecond)
-			if ok, _, _ := l.Allow(ctx, "w", 3, 400*time.Millisecond); !ok {
-				t.Fatal("the next window refuses")
-			}
-		})
-	}
+	limitertest.Run(t, r.Limiter())
 	l := r.Limiter()
 	kept, _, _ := l.Acquire(ctx, "h", 2, 300*time.Millisecond)
 	if _, ok, _ := l.Acquire(ctx, "h", 2, 300*time.Millisecond); !ok {
@@ -409,11 +380,11 @@ func TestRedisPerOwnerCapAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t, false)
 	ctx := context.Background()
 	ra, rb := openRedis(t, srv.URL()), openRedis(t, srv.URL())
-	a := newManager(t, ra, Options{MaxPerOwner: 2, Limiter: ra.Limiter()})
-	b := newManager(t, rb, Options{MaxPerOwner: 2, Limiter: rb.Limiter()})
-	create(t, a, "alice", nil)
-	tb := create(t, b, "alice", nil)
-	var le *LimitError
+	a := taskstest.NewManager(t, ra, tasks.Options{MaxPerOwner: 2, Limiter: ra.Limiter()})
+	b := taskstest.NewManager(t, rb, tasks.Options{MaxPerOwner: 2, Limiter: rb.Limiter()})
+	taskstest.Create(t, a, "alice", nil)
+	tb := taskstest.Create(t, b, "alice", nil)
+	var le *tasks.LimitError
 	if _, err := a.Reserve("alice"); !errors.As(err, &le) || !le.PerOwner {
 		t.Fatalf("third task of alice on a: %v", err)
 	}
@@ -422,7 +393,7 @@ func TestRedisPerOwnerCapAcrossReplicas(t *testing.T) {
 	} else {
 		s.Release()
 	}
-	if _, err := b.Finish(ctx, tb.ID, Completed, "", []byte(`{}`), nil); err != nil {
+	if _, err := b.Finish(ctx, tb.ID, tasks.Completed, "", []byte(`{}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -447,7 +418,7 @@ func TestRedisPerOwnerCapAcrossReplicas(t *testing.T) {
 }
 
 func TestRedisURLSecret(t *testing.T) {
-	_, err := OpenRedis(context.Background(), "redis://user:s3cret@127.0.0.1:bad", RedisOptions{})
+	_, err := Open(context.Background(), "redis://user:s3cret@127.0.0.1:bad", Options{})
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("a bad URL: %v", err)
 	}
@@ -459,12 +430,12 @@ func TestRedisActiveCapAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t, false)
 	ctx := context.Background()
 	ra, rb := openRedis(t, srv.URL()), openRedis(t, srv.URL())
-	a := newManager(t, ra, Options{MaxActive: 2, MaxPerOwner: 5, Limiter: ra.Limiter()})
-	b := newManager(t, rb, Options{MaxActive: 2, MaxPerOwner: 5, Limiter: rb.Limiter()})
-	create(t, a, "alice", nil)
-	tb := create(t, b, "bob", nil)
-	var le *LimitError
-	for _, m := range []*Manager{a, b} {
+	a := taskstest.NewManager(t, ra, tasks.Options{MaxActive: 2, MaxPerOwner: 5, Limiter: ra.Limiter()})
+	b := taskstest.NewManager(t, rb, tasks.Options{MaxActive: 2, MaxPerOwner: 5, Limiter: rb.Limiter()})
+	taskstest.Create(t, a, "alice", nil)
+	tb := taskstest.Create(t, b, "bob", nil)
+	var le *tasks.LimitError
+	for _, m := range []*tasks.Manager{a, b} {
 		if _, err := m.Reserve("carol"); !errors.As(err, &le) || le.PerOwner || le.Limit != 2 {
 			t.Fatalf("a third task in the cluster: %v", err)
 		}
@@ -473,7 +444,7 @@ func TestRedisActiveCapAcrossReplicas(t *testing.T) {
 	if all, _ := a.Running(""); all != 1 {
 		t.Fatalf("a refused reservation holds a place here: %d", all)
 	}
-	if _, err := b.Finish(ctx, tb.ID, Completed, "", []byte(`{}`), nil); err != nil {
+	if _, err := b.Finish(ctx, tb.ID, tasks.Completed, "", []byte(`{}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	reserve := func(what string) {
@@ -506,26 +477,44 @@ func TestRedisReconcileMissedCancel(t *testing.T) {
 	srv := redistest.Start(t, false)
 	ctx := context.Background()
 	ra, rb := openRedis(t, srv.URL()), openRedis(t, srv.URL())
-	a := newManager(t, ra, Options{Lease: 400 * time.Millisecond})
+	a := taskstest.NewManager(t, ra, tasks.Options{Lease: 400 * time.Millisecond})
 	stopped := make(chan error, 1)
-	tk := create(t, a, "alice", func(cause error) { stopped <- cause })
+	tk := taskstest.Create(t, a, "alice", func(cause error) { stopped <- cause })
 	// The task is cancelled in Redis without a message, as if the
 	// message had been published while a's subscription was down.
 	cur, err := rb.Get(ctx, tk.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur.Status = Cancelled
+	cur.Status = tasks.Cancelled
 	rec, _ := json.Marshal(cur)
 	if err := rb.Client().Set(ctx, rb.taskKey(tk.ID), rec, redis.KeepTTL).Err(); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case cause := <-stopped:
-		if !errors.Is(cause, ErrCancelledByClient) {
+		if !errors.Is(cause, tasks.ErrCancelledByClient) {
 			t.Fatalf("the guest stopped with %v", cause)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a cancellation made without a message did not stop the guest")
 	}
+}
+
+// BenchmarkTaskStore is the per-task cost the shared store adds through the
+// Manager (loopback, one server; see package tasks for the command).
+func BenchmarkTaskStore(b *testing.B) {
+	b.Run("redis", func(b *testing.B) {
+		srv := redistest.Start(b, false)
+		s, err := Open(context.Background(), srv.URL(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		taskstest.BenchStore(b, s)
+	})
+}
+
+// The Redis store keeps the Store contract.
+func TestStoreContract(t *testing.T) {
+	taskstest.StoreContract(t, func(t *testing.T) tasks.Store { return openRedis(t, redistest.Start(t, false).URL()) })
 }

@@ -1,4 +1,4 @@
-package tasks
+package replica
 
 import (
 	"context"
@@ -15,19 +15,21 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // ErrUnavailable wraps the errors of a shared store that cannot be reached.
 var ErrUnavailable = errors.New("tasks: the shared task store (Redis) is unavailable")
 
-// DefaultRedisPrefix is the prefix of every Redis key the store uses.
-const DefaultRedisPrefix = "wasmcp:"
+// DefaultKeyPrefix is the prefix of every Redis key the store uses.
+const DefaultKeyPrefix = "wasmcp:"
 
-// Redis is a Store in Redis, shared by every replica that opens the same
+// Redis is a tasks.Store in Redis, shared by every replica that opens the same
 // server and key prefix. Records are JSON strings that expire with the
 // task's TTL; an owner's tasks are a sorted set of order keys; a hash names
 // the replica running each working task, and each replica keeps a lease
-// key alive while it runs (see Manager). Changes are published on a
+// key alive while it runs (see tasks.Manager). Changes are published on a
 // channel so that the other replicas wake their waiters, stop a cancelled
 // task's guest and notify their listeners.
 //
@@ -41,18 +43,18 @@ type Redis struct {
 	log     *slog.Logger
 }
 
-// RedisOptions configure OpenRedis beyond its URL.
-type RedisOptions struct {
+// Options configure Open beyond its URL.
+type Options struct {
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// OpenRedis connects to the Redis server of rawURL:
+// Open connects to the Redis server of rawURL:
 // redis://[user:password@]host[:port][/db] or rediss:// for TLS (any
 // go-redis option as a query parameter, e.g. dial_timeout=2s), plus
-// key_prefix=P to change DefaultRedisPrefix (replicas sharing tasks must
+// key_prefix=P to change DefaultKeyPrefix (replicas sharing tasks must
 // use the same prefix). It checks the server answers.
-func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, error) {
+func Open(ctx context.Context, rawURL string, o Options) (*Redis, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Error repeats the URL, which may hold a password.
@@ -63,7 +65,7 @@ func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, erro
 		return nil, fmt.Errorf("tasks: redis URL: %w", err)
 	}
 	q := u.Query()
-	prefix := DefaultRedisPrefix
+	prefix := DefaultKeyPrefix
 	if q.Has("key_prefix") {
 		prefix = q.Get("key_prefix")
 		q.Del("key_prefix")
@@ -122,10 +124,10 @@ func unavailable(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrExists), errors.Is(err, ErrTerminal), errors.Is(err, ErrClosed):
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrExists), errors.Is(err, tasks.ErrTerminal), errors.Is(err, tasks.ErrClosed):
 		return err
 	case errors.Is(err, redis.ErrClosed):
-		return ErrClosed
+		return tasks.ErrClosed
 	case errors.As(err, &re) && !transient(re.Error()):
 		return fmt.Errorf("tasks: redis: %w", err)
 	}
@@ -161,7 +163,7 @@ func (r *Redis) leaseKey(rid string) string   { return r.prefix + "replica:" + r
 func (r *Redis) channel() string              { return r.prefix + "changes" }
 
 // expireAt is the Redis expiry of a task in Unix milliseconds, 0 for none.
-func expireAt(t *Task) int64 {
+func expireAt(t *tasks.Task) int64 {
 	if t.TTL <= 0 {
 		return 0
 	}
@@ -170,8 +172,8 @@ func expireAt(t *Task) int64 {
 
 // runsHere reports whether a task in this state has a guest that runs (or
 // waits on a client connection) in the replica that moved it there.
-func runsHere(t *Task) bool {
-	return t.Status == Working || (t.Status == InputRequired && t.Era != Modern)
+func runsHere(t *tasks.Task) bool {
+	return t.Status == tasks.Working || (t.Status == tasks.InputRequired && t.Era != tasks.Modern)
 }
 
 // createScript stores a new record, indexes it under its owner (the
@@ -205,8 +207,8 @@ func (r *Redis) message(rec []byte) string {
 	return string(append(b, rec...))
 }
 
-// Create implements Store.
-func (r *Redis) Create(ctx context.Context, t *Task) error {
+// Create implements tasks.Store.
+func (r *Redis) Create(ctx context.Context, t *tasks.Task) error {
 	rec, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("tasks: encode %s: %w", t.ID, err)
@@ -216,21 +218,21 @@ func (r *Redis) Create(ctx context.Context, t *Task) error {
 		runner = r.replica
 	}
 	n, err := createScript.Run(ctx, r.rdb, []string{r.taskKey(t.ID), r.ownerKey(t.Owner), r.runningKey()},
-		rec, orderKey(t), expireAt(t), t.ID, runner, r.channel(), r.message(rec)).Int()
+		rec, t.OrderKey(), expireAt(t), t.ID, runner, r.channel(), r.message(rec)).Int()
 	if err != nil {
 		return unavailable(err)
 	}
 	if n == 0 {
-		return ErrExists
+		return tasks.ErrExists
 	}
 	return nil
 }
 
-// Get implements Store.
-func (r *Redis) Get(ctx context.Context, id string) (*Task, error) {
+// Get implements tasks.Store.
+func (r *Redis) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	v, err := r.rdb.Get(ctx, r.taskKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, ErrNotFound
+		return nil, tasks.ErrNotFound
 	}
 	if err != nil {
 		return nil, unavailable(err)
@@ -242,17 +244,17 @@ func (r *Redis) Get(ctx context.Context, id string) (*Task, error) {
 // losing to concurrent writers of the same task.
 const maxTxRetries = 1000
 
-// Update implements Store with an optimistic transaction: the record is
+// Update implements tasks.Store with an optimistic transaction: the record is
 // watched, changed by fn and written back only if nobody wrote it in
 // between (else the whole read-modify-write is retried). The same
 // transaction keeps the running hash and publishes the change.
-func (r *Redis) Update(ctx context.Context, id string, fn func(*Task) error) (*Task, error) {
+func (r *Redis) Update(ctx context.Context, id string, fn func(*tasks.Task) error) (*tasks.Task, error) {
 	key := r.taskKey(id)
-	var out *Task
+	var out *tasks.Task
 	txf := func(tx *redis.Tx) error {
 		v, err := tx.Get(ctx, key).Bytes()
 		if errors.Is(err, redis.Nil) {
-			return ErrNotFound
+			return tasks.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -281,12 +283,12 @@ func (r *Redis) Update(ctx context.Context, id string, fn func(*Task) error) (*T
 				}
 			}
 			switch {
-			case runsHere(t) && t.Status != before && t.Status == Working:
+			case runsHere(t) && t.Status != before && t.Status == tasks.Working:
 				p.HSet(ctx, r.runningKey(), id, r.replica)
 			case !runsHere(t):
 				p.HDel(ctx, r.runningKey(), id)
 			}
-			if t.Status != before || t.Status == InputRequired {
+			if t.Status != before || t.Status == tasks.InputRequired {
 				p.Publish(ctx, r.channel(), r.message(rec))
 			}
 			return nil
@@ -316,7 +318,7 @@ type fnError struct{ err error }
 
 func (e fnError) Error() string { return e.err.Error() }
 
-// Delete implements Store.
+// Delete implements tasks.Store.
 func (r *Redis) Delete(ctx context.Context, id string) error {
 	key := r.taskKey(id)
 	for range maxTxRetries {
@@ -333,7 +335,7 @@ func (r *Redis) Delete(ctx context.Context, id string) error {
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				p.Del(ctx, key)
 				if derr == nil {
-					p.ZRem(ctx, r.ownerKey(t.Owner), orderKey(t))
+					p.ZRem(ctx, r.ownerKey(t.Owner), t.OrderKey())
 				}
 				p.HDel(ctx, r.runningKey(), id)
 				return nil
@@ -348,11 +350,11 @@ func (r *Redis) Delete(ctx context.Context, id string) error {
 	return fmt.Errorf("tasks: delete %s: too much contention", id)
 }
 
-// List implements Store. Index entries of expired records are dropped on
+// List implements tasks.Store. Index entries of expired records are dropped on
 // the way.
-func (r *Redis) List(ctx context.Context, owner, after string, limit int) ([]*Task, error) {
+func (r *Redis) List(ctx context.Context, owner, after string, limit int) ([]*tasks.Task, error) {
 	okey := r.ownerKey(owner)
-	var out []*Task
+	var out []*tasks.Task
 	min := "-"
 	if after != "" {
 		min = "(" + after
@@ -398,8 +400,8 @@ func (r *Redis) List(ctx context.Context, owner, after string, limit int) ([]*Ta
 	return out, nil
 }
 
-// Scan implements Store: every record under the prefix, by SCAN.
-func (r *Redis) Scan(ctx context.Context, fn func(*Task) bool) error {
+// Scan implements tasks.Store: every record under the prefix, by SCAN.
+func (r *Redis) Scan(ctx context.Context, fn func(*tasks.Task) bool) error {
 	it := r.rdb.Scan(ctx, 0, r.prefix+"task:*", 500).Iterator()
 	var batch []string
 	flush := func() (bool, error) {
@@ -441,15 +443,24 @@ func (r *Redis) Scan(ctx context.Context, fn func(*Task) bool) error {
 	return err
 }
 
-// Close implements Store.
+// decode reads a stored record.
+func decode(id string, v []byte) (*tasks.Task, error) {
+	var t tasks.Task
+	if err := json.Unmarshal(v, &t); err != nil {
+		return nil, fmt.Errorf("tasks: record %s is corrupt: %w", id, err)
+	}
+	return &t, nil
+}
+
+// Close implements tasks.Store.
 func (r *Redis) Close() error { return r.rdb.Close() }
 
-// Renew implements Shared: this replica's lease lasts ttl more.
+// Renew implements tasks.Shared: this replica's lease lasts ttl more.
 func (r *Redis) Renew(ctx context.Context, ttl time.Duration) error {
 	return unavailable(r.rdb.Set(ctx, r.leaseKey(r.replica), strconv.FormatInt(time.Now().UnixMilli(), 10), ttl).Err())
 }
 
-// Drop implements Shared: this replica's lease ends now (at shutdown).
+// Drop implements tasks.Shared: this replica's lease ends now (at shutdown).
 func (r *Redis) Drop(ctx context.Context) error {
 	return unavailable(r.rdb.Del(ctx, r.leaseKey(r.replica)).Err())
 }
@@ -472,7 +483,7 @@ end
 return out
 `)
 
-// Orphans implements Shared: running tasks whose replica's lease
+// Orphans implements tasks.Shared: running tasks whose replica's lease
 // expired, by id, with that replica.
 func (r *Redis) Orphans(ctx context.Context) (map[string]string, error) {
 	v, err := orphansScript.Run(ctx, r.rdb, []string{r.runningKey()}, r.prefix+"replica:", r.prefix+"task:").StringSlice()
@@ -496,7 +507,7 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 `)
 
-// Claim implements Shared: this replica takes over task id from replica
+// Claim implements tasks.Shared: this replica takes over task id from replica
 // dead if dead still runs it and still holds no lease.
 func (r *Redis) Claim(ctx context.Context, id, dead string) (bool, error) {
 	n, err := claimScript.Run(ctx, r.rdb, []string{r.runningKey(), r.leaseKey(dead)}, id, dead, r.replica).Int()
@@ -506,14 +517,14 @@ func (r *Redis) Claim(ctx context.Context, id, dead string) (bool, error) {
 	return n == 1, nil
 }
 
-// Watch implements Shared: it subscribes to the changes of the other
+// Watch implements tasks.Shared: it subscribes to the changes of the other
 // replicas (waiting up to a few seconds for the subscription to be
 // confirmed, so that no change made after Watch returns is missed), then
 // calls fn with each until ctx is done. The subscription reconnects by
 // itself after an outage (changes made meanwhile are not replayed; the
 // Manager's waiters poll as well); an error says the first subscription
 // failed, and delivery starts when Redis answers.
-func (r *Redis) Watch(ctx context.Context, fn func(*Task)) (<-chan struct{}, error) {
+func (r *Redis) Watch(ctx context.Context, fn func(*tasks.Task)) (<-chan struct{}, error) {
 	ps := r.rdb.Subscribe(ctx, r.channel())
 	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	_, err := ps.Receive(sctx)
@@ -535,7 +546,7 @@ func (r *Redis) Watch(ctx context.Context, fn func(*Task)) (<-chan struct{}, err
 				if !found || from == r.replica {
 					continue
 				}
-				var t Task
+				var t tasks.Task
 				if err := json.Unmarshal([]byte(rec), &t); err != nil {
 					r.log.Warn("tasks: unreadable change from another replica", "replica", from, "err", err)
 					continue

@@ -1,4 +1,4 @@
-package tasks
+package boltstore
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 var (
@@ -17,19 +19,19 @@ var (
 	bucketOwners = []byte("owners") // owner 0x00 order key → nil
 )
 
-// ErrLocked is the error of OpenBolt when another process holds the file.
+// ErrLocked is the error of Open when another process holds the file.
 var ErrLocked = errors.New("tasks: the store file is in use by another process")
 
-// Bolt is a Store in a bbolt file: records survive a restart. One process
+// Store is a tasks.Store in a bbolt file: records survive a restart. One process
 // at a time may open the file.
-type Bolt struct {
+type Store struct {
 	db *bolt.DB
 }
 
-// OpenBolt opens (creating it and its directory if needed) the store in
+// Open opens (creating it and its directory if needed) the store in
 // the file at path. It fails at once with ErrLocked when another process
 // holds the file.
-func OpenBolt(path string) (*Bolt, error) {
+func Open(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("tasks: data directory %s: %w", filepath.Dir(path), err)
 	}
@@ -51,11 +53,11 @@ func OpenBolt(path string) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("tasks: initialise %s: %w", path, err)
 	}
-	return &Bolt{db: db}, nil
+	return &Store{db: db}, nil
 }
 
 // Path is the store's file.
-func (b *Bolt) Path() string { return b.db.Path() }
+func (b *Store) Path() string { return b.db.Path() }
 
 func ownerKey(owner, order string) []byte {
 	k := make([]byte, 0, len(owner)+1+len(order))
@@ -64,8 +66,8 @@ func ownerKey(owner, order string) []byte {
 	return append(k, order...)
 }
 
-func decode(id string, v []byte) (*Task, error) {
-	var t Task
+func decode(id string, v []byte) (*tasks.Task, error) {
+	var t tasks.Task
 	if err := json.Unmarshal(v, &t); err != nil {
 		return nil, fmt.Errorf("tasks: record %s is corrupt: %w", id, err)
 	}
@@ -74,13 +76,13 @@ func decode(id string, v []byte) (*Task, error) {
 
 func closedErr(err error) error {
 	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
-		return ErrClosed
+		return tasks.ErrClosed
 	}
 	return err
 }
 
-// Create implements Store.
-func (b *Bolt) Create(_ context.Context, t *Task) error {
+// Create implements tasks.Store.
+func (b *Store) Create(_ context.Context, t *tasks.Task) error {
 	v, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("tasks: encode %s: %w", t.ID, err)
@@ -88,22 +90,22 @@ func (b *Bolt) Create(_ context.Context, t *Task) error {
 	return closedErr(b.db.Update(func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
 		if tb.Get([]byte(t.ID)) != nil {
-			return ErrExists
+			return tasks.ErrExists
 		}
 		if err := tb.Put([]byte(t.ID), v); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketOwners).Put(ownerKey(t.Owner, orderKey(t)), nil)
+		return tx.Bucket(bucketOwners).Put(ownerKey(t.Owner, t.OrderKey()), nil)
 	}))
 }
 
-// Get implements Store.
-func (b *Bolt) Get(_ context.Context, id string) (*Task, error) {
-	var t *Task
+// Get implements tasks.Store.
+func (b *Store) Get(_ context.Context, id string) (*tasks.Task, error) {
+	var t *tasks.Task
 	err := b.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketTasks).Get([]byte(id))
 		if v == nil {
-			return ErrNotFound
+			return tasks.ErrNotFound
 		}
 		var err error
 		t, err = decode(id, v)
@@ -112,14 +114,14 @@ func (b *Bolt) Get(_ context.Context, id string) (*Task, error) {
 	return t, closedErr(err)
 }
 
-// Update implements Store.
-func (b *Bolt) Update(_ context.Context, id string, fn func(*Task) error) (*Task, error) {
-	var out *Task
+// Update implements tasks.Store.
+func (b *Store) Update(_ context.Context, id string, fn func(*tasks.Task) error) (*tasks.Task, error) {
+	var out *tasks.Task
 	err := b.db.Update(func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
 		v := tb.Get([]byte(id))
 		if v == nil {
-			return ErrNotFound
+			return tasks.ErrNotFound
 		}
 		t, err := decode(id, v)
 		if err != nil {
@@ -143,8 +145,8 @@ func (b *Bolt) Update(_ context.Context, id string, fn func(*Task) error) (*Task
 	return out.Clone(), nil
 }
 
-// Delete implements Store.
-func (b *Bolt) Delete(_ context.Context, id string) error {
+// Delete implements tasks.Store.
+func (b *Store) Delete(_ context.Context, id string) error {
 	return closedErr(b.db.Update(func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
 		v := tb.Get([]byte(id))
@@ -153,7 +155,7 @@ func (b *Bolt) Delete(_ context.Context, id string) error {
 		}
 		t, err := decode(id, v)
 		if err == nil {
-			if err := tx.Bucket(bucketOwners).Delete(ownerKey(t.Owner, orderKey(t))); err != nil {
+			if err := tx.Bucket(bucketOwners).Delete(ownerKey(t.Owner, t.OrderKey())); err != nil {
 				return err
 			}
 		}
@@ -161,9 +163,9 @@ func (b *Bolt) Delete(_ context.Context, id string) error {
 	}))
 }
 
-// List implements Store.
-func (b *Bolt) List(_ context.Context, owner, after string, limit int) ([]*Task, error) {
-	var out []*Task
+// List implements tasks.Store.
+func (b *Store) List(_ context.Context, owner, after string, limit int) ([]*tasks.Task, error) {
+	var out []*tasks.Task
 	prefix := ownerKey(owner, "")
 	err := b.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketOwners).Cursor()
@@ -189,9 +191,9 @@ func (b *Bolt) List(_ context.Context, owner, after string, limit int) ([]*Task,
 	return out, closedErr(err)
 }
 
-// Scan implements Store.
-func (b *Bolt) Scan(_ context.Context, fn func(*Task) bool) error {
-	var all []*Task
+// Scan implements tasks.Store.
+func (b *Store) Scan(_ context.Context, fn func(*tasks.Task) bool) error {
+	var all []*tasks.Task
 	err := b.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
 			t, err := decode(string(k), v)
@@ -213,5 +215,5 @@ func (b *Bolt) Scan(_ context.Context, fn func(*Task) bool) error {
 	return nil
 }
 
-// Close implements Store.
-func (b *Bolt) Close() error { return b.db.Close() }
+// Close implements tasks.Store.
+func (b *Store) Close() error { return b.db.Close() }
