@@ -27,7 +27,7 @@ import (
 // links, so another instance sharing the mount cannot slip one between
 // them; what remains is a link the operator placed in a read-write mount
 // inside a directory a guest renames at the right moment, which is why
-// the README says a read-write mount must hold no links pointing out of
+// docs/policy.md says a read-write mount must hold no links pointing out of
 // it. Everything else — files, directories, reads, writes — is wazero's
 // own implementation.
 type mountFS struct {

@@ -72,7 +72,7 @@ func randomFields(t *testing.T, m *Module) map[string]string {
 }
 
 // TestSnapshotRandomness pins what a snapshot freezes (documented in the
-// SDK's package reactor and the README): crypto/rand differs on every
+// SDK's package reactor and docs/writing-tools.md): crypto/rand differs on every
 // call; math/rand's and math/rand/v2's top-level generators and map
 // iteration order repeat in every call; the environment is the one at
 // start-up, and time.Local is UTC.

@@ -18,9 +18,9 @@ import (
 	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
-// The reference tool set (examples/reference/<lang>, described in the
-// README's "The reference tool set") is written once per guest SDK. This
-// suite builds every one present with its build.sh, runs `wasmcp check` on
+// The reference tool set (examples/reference/<lang>, described in
+// docs/writing-tools.md, "The reference tool set") is written once per
+// guest SDK. This suite builds every one present with its build.sh, runs `wasmcp check` on
 // it, then serves it over stdio and over Streamable HTTP and asserts the
 // same surface: names, schemas, texts, progress, elicitation both ways,
 // the resource and the prompt. A build.sh that exits 3 lacks its

@@ -27,11 +27,12 @@ const (
 	abiModule = "github.com/wasmcp/wasmcp/abi"
 )
 
-// TestReadmeWritingATool follows the README's "Writing a tool" from an empty
-// directory outside the repository, running its blocks as written: the
-// shell blocks with bash, the Go block as main.go. The go command gets the
-// guest SDK and abi from a file-based module proxy holding them as they are
-// in the checkout (at the versions the root go.mod and the SDK's go.mod
+// TestReadmeWritingATool follows the section "Go" of docs/writing-tools.md
+// (the README's "Writing a tool" until the README was split into docs/)
+// from an empty directory outside the repository, running its blocks as
+// written: the shell blocks with bash, the Go block as main.go. The go
+// command gets the guest SDK and abi from a file-based module proxy holding
+// them as they are in the checkout (at the versions the root go.mod and the SDK's go.mod
 // require, as a release would tag them), with a module cache of its own, so
 // what is tested is the SDK as a tool author's `go get` sees it: its go.mod
 // without the replace directives that only apply inside the repository. The
@@ -40,22 +41,22 @@ const (
 // answers a tools/call.
 func TestReadmeWritingATool(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash is needed to run the README's shell blocks")
+		t.Skip("bash is needed to run the shell blocks of docs/writing-tools.md")
 	}
 	root, err := guestbuild.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "writing-tools.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeSection(t, string(readme), "Writing a tool")
+	blocks := readmeSection(t, string(readme), "Go")
 	if len(blocks) != 3 || blocks[0].lang != "sh" || blocks[1].lang != "go" || blocks[2].lang != "sh" {
-		t.Fatalf("README \"Writing a tool\" should hold three blocks, sh (module), go (main.go), sh (build); found %v", blocks)
+		t.Fatalf("docs/writing-tools.md, section \"Go\", should hold three blocks, sh (module), go (main.go), sh (build); found %v", blocks)
 	}
 	if !strings.Contains(blocks[0].text, "go get "+sdkModule) {
-		t.Fatalf("README's first block does not go get %s:\n%s", sdkModule, blocks[0].text)
+		t.Fatalf("the first block of docs/writing-tools.md does not go get %s:\n%s", sdkModule, blocks[0].text)
 	}
 
 	tmp := t.TempDir()
@@ -94,7 +95,7 @@ func TestReadmeWritingATool(t *testing.T) {
 		"MODULES_OUT="+filepath.Join(tmp, "modules.txt"),
 	)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README's blocks failed outside the repository: %v\nscript:\n%s\noutput:\n%s", err, script, out)
+		t.Fatalf("the blocks of docs/writing-tools.md failed outside the repository: %v\nscript:\n%s\noutput:\n%s", err, script, out)
 	}
 
 	mods, err := os.ReadFile(filepath.Join(tmp, "modules.txt"))
@@ -118,7 +119,7 @@ func TestReadmeWritingATool(t *testing.T) {
 		return nil
 	})
 	if len(wasms) != 1 {
-		t.Fatalf("the README's build made %d .wasm files (%v), want 1", len(wasms), wasms)
+		t.Fatalf("the build of docs/writing-tools.md made %d .wasm files (%v), want 1", len(wasms), wasms)
 	}
 	tools := filepath.Join(tmp, "tools")
 	if err := os.Mkdir(tools, 0o755); err != nil {
@@ -149,13 +150,14 @@ type mdBlock struct{ lang, text string }
 
 func (b mdBlock) String() string { return "```" + b.lang }
 
-// readmeSection returns the fenced code blocks of the "## title" section,
+// readmeSection returns the fenced code blocks of the "## title" section
+// of a Markdown document,
 // up to its first subsection.
 func readmeSection(t *testing.T, readme, title string) []mdBlock {
 	t.Helper()
 	start := strings.Index(readme, "\n## "+title+"\n")
 	if start < 0 {
-		t.Fatalf("README has no section %q", title)
+		t.Fatalf("docs/writing-tools.md has no section %q", title)
 	}
 	sec := readme[start+len(title)+5:]
 	// The section's own text ends at its first subsection or the next

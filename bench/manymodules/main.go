@@ -1,5 +1,5 @@
 // Command manymodules measures wasmcp serve with a tools directory of many
-// modules (README, "Many modules"):
+// modules (docs/performance.md, "Many modules"):
 //
 //   - cold start: NCOLD distinct Go modules, empty caches, compiled one at a
 //     time (--compilations 1, as before) and with the default pool;

@@ -102,7 +102,7 @@ func (f *authFlags) check(addr string, log *slog.Logger) error {
 	}
 	if !f.allowUnauth {
 		return fmt.Errorf("--http %s is not a loopback address and --auth is none: anyone who can reach it could run the tools. "+
-			"Add --auth jwt|introspect|apikey|basic|forward (see README, \"Authentication\"), or --allow-unauthenticated to serve it without authentication anyway", addr)
+			"Add --auth jwt|introspect|apikey|basic|forward (see docs/network.md, \"Authentication\"), or --allow-unauthenticated to serve it without authentication anyway", addr)
 	}
 	log.Warn("serving a non-loopback address WITHOUT authentication (--allow-unauthenticated): anyone who can reach it can run the tools", "addr", addr)
 	return nil

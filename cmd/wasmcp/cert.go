@@ -38,7 +38,7 @@ readable by its owner only). Serve with it:
 
   wasmcp serve --tools DIR --http 127.0.0.1:8443 --tls-cert DIR/cert.pem --tls-key DIR/key.pem --http3
 
-Clients must trust cert.pem: see "TLS and HTTP/3" in the README.
+Clients must trust cert.pem: see "TLS and HTTP/3" in docs/network.md.
 
 Flags:
 `)

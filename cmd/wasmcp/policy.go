@@ -6,7 +6,7 @@ import (
 )
 
 // policyJSON renders an effective policy for inspect, with the keys of the
-// policy file (README "Policy") and every default filled in. Environment
+// policy file (docs/policy.md) and every default filled in. Environment
 // values are never shown, only names and where each value comes from.
 func policyJSON(p host.Policy) map[string]any {
 	stderr := "log"

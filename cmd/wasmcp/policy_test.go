@@ -6,7 +6,7 @@ import (
 	"github.com/wasmcp/wasmcp/host"
 )
 
-// TestInspectQueueAgreesWithREADME: the README says max_queue defaults to
+// TestInspectQueueAgreesWithREADME: docs/policy.md says max_queue defaults to
 // 64 (0 lets no call wait); inspect shows the same, with or without
 // max_instances.
 func TestInspectQueueAgreesWithREADME(t *testing.T) {

@@ -166,8 +166,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 Serves every .wasm module in DIR as MCP tools, resources and prompts. Each
 call runs in a fresh WebAssembly instance under the module's limits. Logs go
-to stderr. Before serving HTTP beyond loopback, read "Running on a network"
-in the README: every --max-* and timeout flag below caps what one client
+to stderr. Before serving HTTP beyond loopback, read docs/network.md
+("Running on a network"): every --max-* and timeout flag below caps what one client
 can hold.
 
 Flags:

@@ -51,7 +51,7 @@
 // that requires the SDK ignores those directives. The repository's
 // tests/sdkmodule_test.go checks this the way a user meets it: it serves
 // both modules from the checkout through a file-based module proxy, follows
-// the README's "Writing a tool" in an empty directory outside the
+// docs/writing-tools.md ("Writing a tool", Go) in an empty directory outside the
 // repository, checks the tool's module graph and serves the tool.
 //
 // # Module shape

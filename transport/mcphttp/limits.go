@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Default limits of a Handler and Serve (see Options and the README's
-// "Running on a network").
+// Default limits of a Handler and Serve (see Options and
+// docs/network.md, "Running on a network").
 const (
 	// DefaultMaxBody is the largest request body accepted.
 	DefaultMaxBody = 4 << 20

@@ -2,7 +2,7 @@
 // and bytes of a text the way wc(1) does in the C locale. It is the Go twin
 // of the C example examples/c/wordcount: both do exactly the same work and
 // answer exactly the same JSON, so the two can be compared on the host
-// (see the README's performance section).
+// (see docs/performance.md).
 //
 // It builds two ways from the same code: as a command module, the Go
 // runtime started in every instance (command.go),
@@ -14,8 +14,8 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -tags reactor -o wordcount.wasm .
 //
-// (A tool that is only ever a reactor needs no build tag: see the README's
-// "Writing a tool".)
+// (A tool that is only ever a reactor needs no build tag: see
+// docs/writing-tools.md.)
 package main
 
 import guest "github.com/wasmcp/wasmcp/guest-sdk/go"
