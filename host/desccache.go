@@ -14,7 +14,14 @@ import (
 // first call, or compiled again after the code budget closed it, is
 // compiled from that copy, so a call that started on an old version still
 // runs that version after its file was replaced.
-type descCache struct{ dir string }
+//
+// Each description is stored sealed (its SHA-256 before it, cacheseal.go):
+// a file that does not match, damaged or edited by hand, is a cache miss,
+// removed, and the module is described again.
+type descCache struct {
+	dir  string
+	warn *cacheWarner
+}
 
 // modulePath is where the copy of a module is kept.
 func (c *descCache) modulePath(hash string) string {
@@ -67,8 +74,18 @@ func (c *descCache) get(hash string) ([]byte, bool) {
 	if c == nil {
 		return nil, false
 	}
-	b, err := os.ReadFile(filepath.Join(c.dir, hash+".json"))
-	return b, err == nil
+	p := filepath.Join(c.dir, hash+".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, false
+	}
+	raw, ok := unseal(b)
+	if !ok {
+		_ = os.Remove(p)
+		c.warn.damaged("descriptions", p, "its SHA-256 does not match the one written when it was stored")
+		return nil, false
+	}
+	return raw, true
 }
 
 func (c *descCache) put(hash string, raw []byte) {
@@ -79,7 +96,7 @@ func (c *descCache) put(hash string, raw []byte) {
 		return
 	}
 	tmp := filepath.Join(c.dir, hash+".tmp")
-	if os.WriteFile(tmp, raw, 0o600) == nil {
+	if os.WriteFile(tmp, sealed(raw), 0o600) == nil {
 		_ = os.Rename(tmp, filepath.Join(c.dir, hash+".json"))
 	}
 }

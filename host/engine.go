@@ -111,6 +111,7 @@ type Engine struct {
 	cache    wazero.CompilationCache
 	descs    *descCache
 	snaps    *snapCache
+	guard    *codeGuard // seals the compiled code on disk (cacheseal.go); nil without one
 	dir      string // the on-disk cache, "" for none
 	mem      *memBudget
 	idle     idleReturn // returns memory to the OS when calls stop (idle.go)
@@ -165,8 +166,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 		}
 		e.cache = c
 		e.dir = dir
-		e.descs = &descCache{dir: filepath.Join(dir, "describe")}
-		e.snaps = &snapCache{dir: filepath.Join(dir, "snapshot")}
+		e.guard = &codeGuard{dir: filepath.Join(dir, "wazero"), warn: &cacheWarner{log: e.log}}
+		e.descs = &descCache{dir: filepath.Join(dir, "describe"), warn: &cacheWarner{log: e.log}}
+		e.snaps = &snapCache{dir: filepath.Join(dir, "snapshot"), warn: &cacheWarner{log: e.log}}
 	}
 	return e, nil
 }
@@ -307,7 +309,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 				return nil, nil, false, rerr
 			}
 			e.compiles.Add(1)
-			if icode, cerr := ri.CompileModule(ctx, iw); cerr == nil {
+			if icode, cerr := e.compileModule(ctx, ri, iw); cerr == nil {
 				return ri, icode, true, nil
 			}
 		}
@@ -321,7 +323,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 	// and can never turn an invalid one into a valid one (say, one whose
 	// code names a global that only the rewrite adds: the stop flag). With
 	// the compilation cache this costs one more cache read per load.
-	if code, err = r.CompileModule(ctx, wasm); err != nil || !e.cfg.InstrumentLoops {
+	if code, err = e.compileModule(ctx, r, wasm); err != nil || !e.cfg.InstrumentLoops {
 		return r, code, false, err
 	}
 	iw, ierr := wasmrewrite.Instrument(wasm)
@@ -332,7 +334,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 			return nil, nil, false, rerr
 		}
 		e.compiles.Add(1)
-		icode, cerr := ri.CompileModule(ctx, iw)
+		icode, cerr := e.compileModule(ctx, ri, iw)
 		if cerr == nil {
 			_ = code.Close(ctx)
 			return ri, icode, true, nil
@@ -341,4 +343,12 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 	}
 	e.log.Info("module not instrumented; wazero checks its deadline", "module", name, "reason", ierr)
 	return r, code, false, nil
+}
+
+// compileModule is r.CompileModule with the on-disk compiled code checked
+// before wazero may read it and sealed after wazero wrote it (codeGuard).
+func (e *Engine) compileModule(ctx context.Context, r wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
+	e.guard.before()
+	defer e.guard.after()
+	return r.CompileModule(ctx, wasm)
 }

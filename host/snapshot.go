@@ -148,8 +148,12 @@ func snapshotKey(wasm []byte, name string, p Policy) string {
 }
 
 // snapCache keeps snapshots on disk: each file is the SHA-256 of the
-// snapshot followed by the snapshot, so a damaged file is ignored.
-type snapCache struct{ dir string }
+// snapshot followed by the snapshot, so a damaged file is a cache miss:
+// it is removed (logged once, cacheseal.go) and the snapshot taken again.
+type snapCache struct {
+	dir  string
+	warn *cacheWarner
+}
 
 // get returns the snapshot under key and its SHA-256.
 func (c *snapCache) get(key string) ([]byte, [sha256.Size]byte, bool) {
@@ -157,12 +161,20 @@ func (c *snapCache) get(key string) ([]byte, [sha256.Size]byte, bool) {
 	if c == nil {
 		return nil, sum, false
 	}
-	b, err := os.ReadFile(filepath.Join(c.dir, key+".wasm"))
-	if err != nil || len(b) < sha256.Size {
+	p := filepath.Join(c.dir, key+".wasm")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, sum, false
+	}
+	if len(b) < sha256.Size {
+		_ = os.Remove(p)
+		c.warn.damaged("snapshots", p, "shorter than its SHA-256")
 		return nil, sum, false
 	}
 	sum = sha256.Sum256(b[sha256.Size:])
 	if !bytes.Equal(sum[:], b[:sha256.Size]) {
+		_ = os.Remove(p)
+		c.warn.damaged("snapshots", p, "its SHA-256 does not match the one written when it was stored")
 		return nil, sum, false
 	}
 	return b[sha256.Size:], sum, true
