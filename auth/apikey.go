@@ -106,7 +106,10 @@ func (a *APIKeys) Authenticate(r *http.Request) (*Principal, error) {
 	}
 	sum := sha256.Sum256([]byte(key))
 	var found *apiKey
-	keys := a.keys.get()
+	keys, err := a.keys.get()
+	if err != nil {
+		return nil, err
+	}
 	for i := range keys {
 		if subtle.ConstantTimeCompare(sum[:], keys[i].hash[:]) == 1 {
 			found = &keys[i]

@@ -137,13 +137,18 @@ func (b *Basic) Authenticate(r *http.Request) (*Principal, error) {
 	if !ok {
 		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Description: "malformed Basic credentials"}
 	}
+	// The file first: while it cannot be used, no credential, cached or
+	// not, is accepted.
+	users, err := b.users.get()
+	if err != nil {
+		return nil, err
+	}
 	key := digest(user, pass)
 	if b.ttl > 0 {
 		if p := b.cache.get(key); p != nil {
 			return p, nil
 		}
 	}
-	users := b.users.get()
 	u, known := users.users[user]
 	hash := users.dummy
 	if known {

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"net/http"
 	"log/slog"
 	"os"
 	"sync"
@@ -11,8 +12,11 @@ import (
 // reloading holds what was parsed from a file and parses it again when the
 // file changes (its size, modification time or identity: an editor's or a
 // deployment's rename counts). The file is looked at, at most once per
-// interval, by the request that needs its contents. A file that no longer
-// parses is reported and the previous contents kept.
+// interval, by the request that needs its contents. A file that can no
+// longer be read or no longer parses fails closed: get returns an error,
+// and every credential is refused, until the file is read and parses again
+// (looked at once per interval whether it changed or not), so a revocation
+// that breaks the file never leaves the revoked credential valid.
 type reloading[T any] struct {
 	path     string
 	parse    func([]byte) (T, error)
@@ -24,7 +28,13 @@ type reloading[T any] struct {
 	cur     T
 	info    os.FileInfo
 	checked time.Time
+	err     error // why the file cannot be used now; nil when cur is current
 }
+
+// errFileUnusable is what a request gets while the credentials file
+// cannot be read or does not parse: 503, since the client is not at fault.
+var errFileUnusable = &Error{Status: http.StatusServiceUnavailable,
+	Description: "the server's credentials file cannot be used; every credential is refused until an operator fixes it"}
 
 func newReloading[T any](path string, interval time.Duration, log *slog.Logger, parse func([]byte) (T, error)) (*reloading[T], error) {
 	if interval <= 0 {
@@ -51,38 +61,54 @@ func newReloading[T any](path string, interval time.Duration, log *slog.Logger, 
 }
 
 // get returns the current contents, reloading them first when the file
-// changed and interval has passed since the last look.
-func (f *reloading[T]) get() T {
+// changed (or could not be used) and interval has passed since the last
+// look. It returns errFileUnusable, wrapping the reason, while the file
+// cannot be read or does not parse.
+func (f *reloading[T]) get() (T, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
 	if now.Sub(f.checked) < f.interval {
-		return f.cur
+		return f.cur, f.err
 	}
 	f.checked = now
 	info, err := os.Stat(f.path)
 	if err != nil {
-		f.log.Error("auth: cannot stat the credentials file; keeping the previous contents", "file", f.path, "err", err)
-		return f.cur
+		return f.fail("auth: cannot stat the credentials file; refusing every credential until it can be read", err)
 	}
-	if os.SameFile(info, f.info) && info.Size() == f.info.Size() && info.ModTime().Equal(f.info.ModTime()) {
-		return f.cur
+	if f.err == nil && os.SameFile(info, f.info) && info.Size() == f.info.Size() && info.ModTime().Equal(f.info.ModTime()) {
+		return f.cur, nil
 	}
 	b, err := os.ReadFile(f.path)
 	if err != nil {
-		f.log.Error("auth: cannot read the credentials file; keeping the previous contents", "file", f.path, "err", err)
-		return f.cur
+		return f.fail("auth: cannot read the credentials file; refusing every credential until it can be read", err)
 	}
 	v, err := f.parse(b)
 	if err != nil {
-		f.log.Error("auth: the credentials file does not parse; keeping the previous contents", "file", f.path, "err", err)
-		f.info = info
-		return f.cur
+		return f.fail("auth: the credentials file does not parse; refusing every credential until it is fixed", err)
 	}
-	f.cur, f.info = v, info
+	recovered := f.err != nil
+	f.cur, f.info, f.err = v, info, nil
 	if f.onReload != nil {
 		f.onReload()
 	}
-	f.log.Info("auth: credentials file reloaded", "file", f.path)
-	return f.cur
+	if recovered {
+		f.log.Warn("auth: the credentials file is usable again; credentials are accepted", "file", f.path)
+	} else {
+		f.log.Info("auth: credentials file reloaded", "file", f.path)
+	}
+	return f.cur, nil
+}
+
+// fail records why the file cannot be used and drops what it held: the
+// previous contents are not used again.
+func (f *reloading[T]) fail(msg string, err error) (T, error) {
+	var zero T
+	f.cur = zero
+	if f.onReload != nil {
+		f.onReload()
+	}
+	f.log.Error(msg, "file", f.path, "err", err)
+	f.err = &Error{Status: errFileUnusable.Status, Description: errFileUnusable.Description, cause: fmt.Errorf("%s: %w", f.path, err)}
+	return zero, f.err
 }

@@ -79,12 +79,34 @@ func TestAPIKeys(t *testing.T) {
 	if p, err = a.Authenticate(reqWith("Authorization", "Bearer key-c")); err != nil || p.Name != "carol" {
 		t.Fatalf("carol after reload: %v %+v", err, p)
 	}
-	// A file that stops parsing keeps the previous keys.
-	write("carol plaintext-key\n")
-	time.Sleep(5 * time.Millisecond)
-	if _, err = a.Authenticate(reqWith("Authorization", "Bearer key-c")); err != nil {
-		t.Fatalf("after a bad reload: %v", err)
+	// A file that stops parsing, or is gone, fails closed (issue 25 item
+	// 14): every key is refused with 503 until the file is usable again.
+	for _, broken := range []func(){
+		func() { write("carol plaintext-key\n") },
+		func() { write("alice " + hashKey("key-a") + "\nthis line has no hash\n") },
+		func() {
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		broken()
+		time.Sleep(5 * time.Millisecond)
+		for _, k := range []string{"key-a", "key-c", "key-b"} {
+			_, err = a.Authenticate(reqWith("Authorization", "Bearer "+k))
+			wantStatus(t, err, 503, "")
+		}
+		write("alice " + hashKey("key-a") + "\ncarol " + hashKey("key-c") + "\n")
+		time.Sleep(5 * time.Millisecond)
+		if p, err = a.Authenticate(reqWith("Authorization", "Bearer key-c")); err != nil || p.Name != "carol" {
+			t.Fatalf("carol after the file is fixed: %v %+v", err, p)
+		}
 	}
+	// A broken file stays refused while it stays broken.
+	write("garbage\n")
+	time.Sleep(5 * time.Millisecond)
+	_, err = a.Authenticate(reqWith("Authorization", "Bearer key-c"))
+	wantStatus(t, err, 503, "")
 	// A custom header holds the key as its whole value.
 	write("alice " + hashKey("key-a") + "\n")
 	h, err := NewAPIKeys(APIKeysConfig{File: file, Header: "X-API-Key"})
@@ -150,6 +172,39 @@ func TestBasic(t *testing.T) {
 // TestBasicUnknownUserRunsBcrypt checks the timing path: an unknown user
 // is compared against a dummy hash at the file's cost, so it costs one
 // bcrypt comparison like a known user with a wrong password.
+// TestBasicFileBrokenFailsClosed: a htpasswd file that stops parsing
+// refuses every user, even one whose credentials are cached (issue 25
+// item 14), until it parses again.
+func TestBasicFileBrokenFailsClosed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "htpasswd")
+	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	good := "alice:" + string(h) + "\n"
+	if err := os.WriteFile(file, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBasic(BasicConfig{File: file, Reload: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Authenticate(reqWith("Authorization", basicHeader("alice", "pw"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := os.WriteFile(file, []byte("alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	_, err = b.Authenticate(reqWith("Authorization", basicHeader("alice", "pw")))
+	wantStatus(t, err, 503, "")
+	if err := os.WriteFile(file, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := b.Authenticate(reqWith("Authorization", basicHeader("alice", "pw"))); err != nil {
+		t.Fatalf("after the file is fixed: %v", err)
+	}
+}
+
 func TestBasicUnknownUserRunsBcrypt(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "htpasswd")
 	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), 12)
@@ -158,7 +213,7 @@ func TestBasicUnknownUserRunsBcrypt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	users := b.users.get()
+	users, _ := b.users.get()
 	if c, err := bcrypt.Cost(users.dummy); err != nil || c != 12 {
 		t.Fatalf("dummy hash cost = %d, %v; want the file's cost 12", c, err)
 	}

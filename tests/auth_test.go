@@ -146,6 +146,59 @@ func TestAuthAPIKey(t *testing.T) {
 	}
 }
 
+// TestAuthAPIKeyFileBrokenFailsClosed is issue 25 item 14, end to end: an
+// operator revokes a key and breaks the keys file's syntax in the same
+// edit, or the file becomes unreadable. Every key is refused (503, counted
+// as reason upstream) until the file parses again; then the revoked key
+// stays refused and the others work.
+func TestAuthAPIKeyFileBrokenFailsClosed(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "keys")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(keys+".tmp", []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(keys+".tmp", keys); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1200 * time.Millisecond) // the file is looked at once a second
+	}
+	alice, bob := "alice sha256:"+sha256Hex("alice-key-1")+"\n", "bob sha256:"+sha256Hex("bob-key-2")+"\n"
+	write(alice + bob)
+	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys)
+	status := func(key string) int {
+		return httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), legacyInit).status
+	}
+	if a, b := status("alice-key-1"), status("bob-key-2"); a != 200 || b != 200 {
+		t.Fatalf("before: alice %d, bob %d", a, b)
+	}
+	// Revoking alice with a syntax error in the same edit.
+	write("# alice revoked\nbob sha256:" + sha256Hex("bob-key-2")[:10] + "\n")
+	if a, b := status("alice-key-1"), status("bob-key-2"); a != 503 || b != 503 {
+		t.Fatalf("broken file: alice %d, bob %d; want 503 for both (fail closed)", a, b)
+	}
+	write(bob)
+	if a, b := status("alice-key-1"), status("bob-key-2"); a != 401 || b != 200 {
+		t.Fatalf("fixed file: alice %d, bob %d; want 401, 200", a, b)
+	}
+	// The file removed (unreadable): still closed.
+	if err := os.Remove(keys); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if b := status("bob-key-2"); b != 503 {
+		t.Fatalf("file gone: bob %d, want 503", b)
+	}
+	fams := scrape(t, strings.TrimSuffix(s.url, "/mcp"))
+	if got := value(fams, "wasmcp_auth_refusals_total", map[string]string{"provider": "apikey", "reason": "upstream"}); got != 3 {
+		t.Errorf("wasmcp_auth_refusals_total{provider=apikey,reason=upstream} = %v, want 3", got)
+	}
+	if logs := s.stderr.String(); !strings.Contains(logs, "refusing every credential") || strings.Contains(logs, "bob-key-2") {
+		t.Errorf("the log lacks the refusal reason or holds a key:\n%s", logs)
+	}
+}
+
 func TestAuthBasic(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "htpasswd")
