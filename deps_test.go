@@ -50,4 +50,6 @@ func TestLayering(t *testing.T) {
 	check([]string{"./host"}, mod+"protocol", mod+"transport")
 	check([]string{"./protocol", "./transport/...", "./cmd/mcpload", "./tasks"},
 		"github.com/redis/go-redis", "go.etcd.io/bbolt", mod+"replica", mod+"tasks/boltstore")
+	// The load generator is a client: it links none of the server.
+	check([]string{"./cmd/mcpload"}, mod+"transport", mod+"protocol", mod+"host", mod+"tasks")
 }

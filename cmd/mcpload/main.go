@@ -24,7 +24,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wasmcp/wasmcp/transport/mcphttp"
+	"github.com/wasmcp/wasmcp/internal/headervalue"
 )
 
 // Revisions mcpload speaks.
@@ -230,7 +230,7 @@ type client struct {
 
 func newClient(cfg *config) *client {
 	return &client{cfg: cfg, hc: &http.Client{Transport: newRoundTripper(cfg), Timeout: cfg.Timeout},
-		name: mcphttp.EncodeHeaderValue(cfg.Tool), major: protoMajor(cfg.Proto)}
+		name: headervalue.Encode(cfg.Tool), major: protoMajor(cfg.Proto)}
 }
 
 // post sends one JSON-RPC message and returns the status, headers and the

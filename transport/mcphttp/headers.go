@@ -9,6 +9,7 @@ import (
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/ast"
 
+	"github.com/wasmcp/wasmcp/internal/headervalue"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 
@@ -54,7 +55,7 @@ func checkHeaders(h http.Header, cat *protocol.Catalog, info protocol.RequestInf
 		if raw == "" {
 			return missing(hdrName)
 		}
-		v, derr := DecodeHeaderValue(raw)
+		v, derr := headervalue.Decode(raw)
 		if derr != nil {
 			return invalid(hdrName, derr)
 		}
@@ -97,7 +98,7 @@ func checkParam(h http.Header, ph protocol.ParamHeader, args []byte) *protocol.E
 	if !sent {
 		return errorf("Header mismatch: required header %s is missing (the body has argument %s)", ph.Header, strings.Join(ph.Path, "."))
 	}
-	v, derr := DecodeHeaderValue(raw)
+	v, derr := headervalue.Decode(raw)
 	if derr != nil {
 		return invalid(ph.Header, derr)
 	}

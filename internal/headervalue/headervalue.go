@@ -1,4 +1,4 @@
-package mcphttp
+package headervalue
 
 import (
 	"encoding/base64"
@@ -14,10 +14,10 @@ const (
 	b64Suffix = "?="
 )
 
-// Errors of DecodeHeaderValue.
+// Errors of Decode.
 var (
-	ErrHeaderChars  = errors.New("header value contains characters outside visible ASCII, space and tab")
-	ErrHeaderBase64 = errors.New("header value is not valid padded Base64 of UTF-8 text")
+	ErrChars  = errors.New("header value contains characters outside visible ASCII, space and tab")
+	ErrBase64 = errors.New("header value is not valid padded Base64 of UTF-8 text")
 )
 
 var strictB64 = base64.StdEncoding.Strict()
@@ -28,10 +28,10 @@ func sentinel(v string) bool {
 	return len(v) >= len(b64Prefix)+len(b64Suffix) && strings.HasPrefix(v, b64Prefix) && strings.HasSuffix(v, b64Suffix)
 }
 
-// EncodeHeaderValue encodes s for an Mcp-Name or Mcp-Param-* header: as is
+// Encode encodes s for an Mcp-Name or Mcp-Param-* header: as is
 // when it is non-empty visible ASCII with inner spaces only and not shaped
 // like an encoded value; otherwise as =?base64?<standard Base64 of s>?=.
-func EncodeHeaderValue(s string) string {
+func Encode(s string) string {
 	if plainSafe(s) {
 		return s
 	}
@@ -50,12 +50,12 @@ func plainSafe(s string) bool {
 	return true
 }
 
-// DecodeHeaderValue decodes an Mcp-Name or Mcp-Param-* header value. Optional
+// Decode decodes an Mcp-Name or Mcp-Param-* header value. Optional
 // whitespace around it is removed first (RFC 9110 section 5.5). A value
 // shaped =?base64?…?= must hold padded standard Base64 of UTF-8 text
-// (ErrHeaderBase64); any other value is taken literally and must consist of
-// visible ASCII, spaces and tabs (ErrHeaderChars).
-func DecodeHeaderValue(v string) (string, error) {
+// (ErrBase64); any other value is taken literally and must consist of
+// visible ASCII, spaces and tabs (ErrChars).
+func Decode(v string) (string, error) {
 	v = strings.Trim(v, " \t")
 	if sentinel(v) {
 		inner := v[len(b64Prefix) : len(v)-len(b64Suffix)]
@@ -63,18 +63,18 @@ func DecodeHeaderValue(v string) (string, error) {
 			// The decoder would skip CR and LF; nothing but the alphabet
 			// and padding is allowed here.
 			if c := inner[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
-				return "", ErrHeaderBase64
+				return "", ErrBase64
 			}
 		}
 		b, err := strictB64.DecodeString(inner)
 		if err != nil || !utf8.Valid(b) {
-			return "", ErrHeaderBase64
+			return "", ErrBase64
 		}
 		return string(b), nil
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
-			return "", ErrHeaderChars
+			return "", ErrChars
 		}
 	}
 	return v, nil

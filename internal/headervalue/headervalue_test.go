@@ -1,4 +1,4 @@
-package mcphttp
+package headervalue
 
 import (
 	"errors"
@@ -19,10 +19,10 @@ func TestHeaderValueCodec(t *testing.T) {
 		{"=?base64?=", "=?base64?=" /* too short to be encoded: literal */},
 	}
 	for _, c := range enc {
-		if got := EncodeHeaderValue(c.in); got != c.out {
+		if got := Encode(c.in); got != c.out {
 			t.Errorf("Encode(%q) = %q, want %q", c.in, got, c.out)
 		}
-		if got, err := DecodeHeaderValue(c.out); err != nil || got != c.in {
+		if got, err := Decode(c.out); err != nil || got != c.in {
 			t.Errorf("Decode(%q) = %q, %v; want %q", c.out, got, err, c.in)
 		}
 	}
@@ -35,17 +35,17 @@ func TestHeaderValueCodec(t *testing.T) {
 		{"=?base64?SGVsbG8=", "=?base64?SGVsbG8=", nil}, // no suffix: literal
 		{"SGVsbG8=?=", "SGVsbG8=?=", nil},               // no prefix: literal
 		{"=?BASE64?SGVsbG8=?=", "=?BASE64?SGVsbG8=?=", nil},
-		{"=?base64?SGVsbG8?=", "", ErrHeaderBase64},     // missing padding
-		{"=?base64?SGVs!!!bG8=?=", "", ErrHeaderBase64}, // not the alphabet
-		{"=?base64?SGVs\nbG8=?=", "", ErrHeaderBase64},  // the decoder would skip LF
-		{"=?base64?/w==?=", "", ErrHeaderBase64},        // not UTF-8
-		{"=?base64?SGVsbG9=?=", "", ErrHeaderBase64},    // non-zero padding bits
-		{"caf\xc3\xa9", "", ErrHeaderChars},
-		{"a\x01b", "", ErrHeaderChars},
-		{"a\x7fb", "", ErrHeaderChars},
+		{"=?base64?SGVsbG8?=", "", ErrBase64},     // missing padding
+		{"=?base64?SGVs!!!bG8=?=", "", ErrBase64}, // not the alphabet
+		{"=?base64?SGVs\nbG8=?=", "", ErrBase64},  // the decoder would skip LF
+		{"=?base64?/w==?=", "", ErrBase64},        // not UTF-8
+		{"=?base64?SGVsbG9=?=", "", ErrBase64},    // non-zero padding bits
+		{"caf\xc3\xa9", "", ErrChars},
+		{"a\x01b", "", ErrChars},
+		{"a\x7fb", "", ErrChars},
 	}
 	for _, c := range dec {
-		got, err := DecodeHeaderValue(c.in)
+		got, err := Decode(c.in)
 		if !errors.Is(err, c.err) || got != c.out {
 			t.Errorf("Decode(%q) = %q, %v; want %q, %v", c.in, got, err, c.out, c.err)
 		}
@@ -62,11 +62,11 @@ func FuzzHeaderValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if d, err := DecodeHeaderValue(s); err == nil {
+		if d, err := Decode(s); err == nil {
 			if !utf8.ValidString(d) {
 				t.Fatalf("Decode(%q) = %q: not UTF-8", s, d)
 			}
-			again, err := DecodeHeaderValue(EncodeHeaderValue(d))
+			again, err := Decode(Encode(d))
 			if err != nil || again != d {
 				t.Fatalf("Decode(%q) = %q, but Decode(Encode(that)) = %q, %v", s, d, again, err)
 			}
@@ -74,13 +74,13 @@ func FuzzHeaderValue(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		e := EncodeHeaderValue(s)
+		e := Encode(s)
 		for i := 0; i < len(e); i++ {
 			if e[i] < 0x21 && !(e[i] == ' ' && i > 0 && i < len(e)-1) || e[i] > 0x7e {
 				t.Fatalf("Encode(%q) = %q: byte %#x cannot go in a header", s, e, e[i])
 			}
 		}
-		got, err := DecodeHeaderValue(e)
+		got, err := Decode(e)
 		if err != nil || got != s {
 			t.Fatalf("Decode(Encode(%q)) = %q, %v", s, got, err)
 		}
