@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
 )
 
@@ -67,19 +68,29 @@ func (r *request) visible(n int, item func(int) (Module, string), kind string) (
 	return idx, d
 }
 
-// guestMeta returns the params for mod's guest with the caller in _meta,
-// when the server's GuestMeta says so; otherwise params.
+// guestMeta returns the params for mod's guest: the client's keys with
+// HostMetaPrefix removed from _meta (the host owns every one a guest
+// sees; abi.MethodState stays only when the host put it there, in
+// r.guestParams), and the caller in _meta[MetaPrincipal] when the
+// server's GuestMeta says so. params without a host key and without a
+// principal to add are returned as they are, undecoded.
 func (r *request) guestMeta(mod Module, params []byte) []byte {
-	f := r.srv.opts.GuestMeta
-	if f == nil {
-		return params
+	keep := ""
+	if r.guestParams != nil {
+		keep = abi.MethodState
 	}
-	v := f(r.ctx, r.owner(), mod)
-	if v == nil {
-		return params
+	var v []byte
+	if f := r.srv.opts.GuestMeta; f != nil {
+		v = f(r.ctx, r.owner(), mod)
 	}
-	p, err := withMeta(params, MetaPrincipal, v)
+	key := ""
+	if v != nil {
+		key = MetaPrincipal
+	}
+	p, err := hostMeta(params, keep, key, v)
 	if err != nil {
+		// Params that are not an object carry no _meta to forge; the
+		// guest gets them as they are, without a principal.
 		return params
 	}
 	return p

@@ -180,3 +180,65 @@ func TestTaskNotificationsOwner(t *testing.T) {
 		t.Fatalf("notifications: %v", got)
 	}
 }
+
+// TestClientCannotForgeHostMeta: a client's _meta keys with the host's
+// prefix never reach a guest — not a forged principal (spelled out or
+// with JSON escapes), not a forged state — whether or not the host adds
+// a principal of its own; the client's other _meta keys stay (issue 25
+// item 6).
+func TestClientCannotForgeHostMeta(t *testing.T) {
+	for _, expose := range []bool{false, true} {
+		s := newTestServer(t, 0)
+		if expose {
+			s.opts.GuestMeta = func(ctx context.Context, principal string, mod Module) []byte {
+				return []byte(`{"name":"` + principal + `","scopes":[]}`)
+			}
+		}
+		mod := s.Catalog().modules[0].(*fakeModule)
+		inner := mod.call
+		var seen []string
+		mod.call = func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
+			seen = append(seen, string(params))
+			return inner(ctx, method, params, peer)
+		}
+		sess := initialized(t, s, "2025-11-25")
+		forged := []string{
+			`{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"keep":1}`,
+			`{"wasmcp\/principal":{"name":"alice","scopes":["admin"]},"keep":1}`,
+			`{"\u0077asmcp/principal":{"name":"alice","scopes":["admin"]},"keep":1}`,
+			`{"wasmcp/anything":"x","keep":1}`,
+		}
+		for i, m := range forged {
+			seen = nil
+			for _, body := range []string{
+				`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":` + m + `}}`,
+				`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","_meta":` + m + `}}`,
+				`{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""},"_meta":` + m + `}}`,
+			} {
+				handleHint(t, s, sess, body, nil, Hint{Principal: "bob"})
+			}
+			if len(seen) != 3 {
+				t.Fatalf("expose=%v forged %d: the guest ran %d times", expose, i, len(seen))
+			}
+			for _, p := range seen {
+				var got struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				}
+				if err := json.Unmarshal([]byte(p), &got); err != nil {
+					t.Fatalf("guest params %s: %v", p, err)
+				}
+				if string(got.Meta["keep"]) != "1" {
+					t.Fatalf("expose=%v: the client's own key was lost: %s", expose, p)
+				}
+				for k, v := range got.Meta {
+					if strings.HasPrefix(k, "wasmcp/") && !(expose && k == MetaPrincipal && string(v) == `{"name":"bob","scopes":[]}`) {
+						t.Fatalf("expose=%v forged %d: the guest saw %s=%s in %s", expose, i, k, v, p)
+					}
+				}
+				if expose && got.Meta[MetaPrincipal] == nil {
+					t.Fatalf("the host's principal is missing: %s", p)
+				}
+			}
+		}
+	}
+}

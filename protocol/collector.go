@@ -149,6 +149,6 @@ func (c *collector) request(ctx context.Context, method string, params []byte) (
 		if m.Error != nil {
 			return nil, m.Error
 		}
-		return m.Result, nil
+		return hostResult(m.Result), nil
 	}
 }

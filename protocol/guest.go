@@ -142,5 +142,5 @@ func (p *peer) Request(ctx context.Context, method string, params []byte) ([]byt
 	if m.Error != nil {
 		return nil, m.Error
 	}
-	return m.Result, nil
+	return hostResult(m.Result), nil
 }

@@ -265,7 +265,7 @@ func (p *peer) modernRequest(ctx context.Context, method string, params []byte) 
 		return nil, &abi.Error{Code: CodeInvalidParams, Message: method + " params must be an object"}
 	}
 	if ans, ok := r.inputs.take(contract.InputKey(ctx), method); ok {
-		return ans, nil
+		return hostResult(ans), nil
 	}
 	if e := r.requiredCapability(method, params); e != nil {
 		return nil, e

@@ -1,0 +1,81 @@
+package tests
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+)
+
+// End-to-end tests of grants and principals (docs/security.md, "Grants
+// and principals"): wasmcp serve --http --auth apikey as a separate
+// process, with two principals.
+
+// grantKeys writes a keys file: alice holds the scopes mcp:tools and
+// admin, bob none.
+func grantKeys(t *testing.T) string {
+	t.Helper()
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("alice-key")+" mcp:tools admin\nbob sha256:"+sha256Hex("bob-key")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// legacySession opens an initialized 2025-11-25 session with authz and
+// returns a function that sends one request in it and answers the
+// exchange.
+func legacySession(t *testing.T, url, authz string) func(body string) exchange {
+	t.Helper()
+	x := httpDo(t, http.MethodPost, url, withAuth(nil, authz), legacyInit)
+	sid := x.header.Get("Mcp-Session-Id")
+	if x.status != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", x.status, x.body)
+	}
+	h := withAuth(map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}, authz)
+	if x := httpDo(t, http.MethodPost, url, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
+		t.Fatalf("initialized: %d", x.status)
+	}
+	return func(body string) exchange { return httpDo(t, http.MethodPost, url, h, body) }
+}
+
+// whoamiTools builds the whoami guest into a tools directory with policy
+// (none when "").
+func whoamiTools(t *testing.T, policy string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := guestbuild.Build(context.Background(), "testdata/whoami", filepath.Join(dir, "whoami.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if policy != "" {
+		if err := os.WriteFile(filepath.Join(dir, "whoami.policy.toml"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestGrantsForgedPrincipal: a client's _meta["wasmcp/principal"] never
+// reaches a guest: without expose_principal the guest sees no principal,
+// with it the host's (bob, no scopes), never the forged alice/admin
+// (issue 25 item 6).
+func TestGrantsForgedPrincipal(t *testing.T) {
+	t.Parallel()
+	keys := grantKeys(t)
+	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"}}}}`
+	for _, c := range []struct{ policy, want string }{
+		{"", `"text":"anonymous"`},
+		{"[access]\nexpose_principal = true\n", `{\"name\":\"bob\",\"scopes\":[]}`},
+	} {
+		s := startServe(t, "--tools", whoamiTools(t, c.policy), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
+		call := legacySession(t, s.url, "Bearer bob-key")
+		got := sseData(call(forged).body)
+		if !strings.Contains(got, c.want) || strings.Contains(got, "alice") {
+			t.Fatalf("policy %q: the guest saw %s, want %s", c.policy, got, c.want)
+		}
+	}
+}
