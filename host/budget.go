@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
+	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
@@ -23,13 +24,51 @@ const NoMemoryBudget = -1
 // when Config.BudgetWait is zero.
 const DefaultBudgetWait = 5 * time.Second
 
-// memBudget admits calls while the sum of what their instances may use
-// fits. It is FIFO: a large call waiting is not passed by small ones.
+// memBudget bounds the memory the running instances hold together. A call
+// is admitted with what its instance takes at once (instanceCost: its
+// tables, globals and call stack, and its initial linear memory); its
+// linear memory then takes from the budget as it grows (callMemory), and a
+// memory.grow the budget cannot cover fails in the guest (memory.grow
+// returns -1), which the call's error then names. What a call holds goes
+// back when it ends.
+//
+// The budget is shared: one module, and one principal, may hold at most
+// share of it (half), so neither can take it all from the others. A call
+// that does not fit waits, first come first served among the calls the
+// whole budget holds back (a large call is not passed by small ones); a
+// call held back only by its own module's or principal's share does not
+// hold back the others.
 type memBudget struct {
 	total int64
+	share int64 // the most one module or one principal holds
 	wait  time.Duration
-	sem   *semaphore.Weighted
+
+	mu    sync.Mutex
+	used  int64
+	mods  map[string]int64
+	users map[string]int64
+	queue []*memWaiter
+	freed chan struct{} // closed at the next release; nil until someone waits for one
 }
+
+// memWaiter is a call waiting for room.
+type memWaiter struct {
+	ch    *memCharge
+	n     int64
+	ready chan struct{}
+	in    bool // admitted
+}
+
+// memCharge is what one call holds of the budget.
+type memCharge struct {
+	module, principal string
+	held              int64
+}
+
+// errMemoryBudget marks the errors of a call the memory budget could not
+// admit, or whose memory it could not let grow, for want of room the
+// running calls hold (it may run once they end).
+var errMemoryBudget = errors.New("the memory budget is spent")
 
 // newMemBudget returns the budget for a Config's MemoryBudget (0: the
 // default, DefaultMemoryBudget), or nil for NoMemoryBudget.
@@ -43,15 +82,17 @@ func newMemBudget(bytes int64, wait time.Duration) *memBudget {
 	if wait <= 0 {
 		wait = DefaultBudgetWait
 	}
-	return &memBudget{total: bytes, wait: wait, sem: semaphore.NewWeighted(bytes)}
+	return &memBudget{total: bytes, share: bytes / 2, wait: wait, mods: map[string]int64{}, users: map[string]int64{}}
 }
 
-// instanceCost is what one instance of a module under l may take from the
-// budget: its linear memory cap, its tables at their cap, its globals
-// (wazero allocates about 90 bytes a global for every instance) and its
-// call stack at wazero's ceiling (stackBytes).
+// instanceCost is what one instance of a module under l takes from the
+// budget when its call is admitted, before its linear memory: its tables
+// at their cap, its globals (wazero allocates about 90 bytes a global for
+// every instance) and its call stack at wazero's ceiling (stackBytes:
+// wazero grows the stack with no hook a host could refuse, so its reach
+// is charged at once). The linear memory is charged as it grows.
 func instanceCost(l Limits, info *wasmrewrite.Info) int64 {
-	cost := int64(l.memoryPages())*65536 + int64(l.TableElements)*wasmrewrite.TableElementBytes + stackBytes
+	cost := int64(l.TableElements)*wasmrewrite.TableElementBytes + stackBytes
 	if info != nil {
 		cost += int64(info.Globals) * globalBytes
 	}
@@ -71,45 +112,220 @@ const wazeroStackCeiling = 50_000_000
 // host functions around it. TestStackWithinItsCharge measures it: 148 MB.
 const stackBytes = 3*wazeroStackCeiling + 10<<20
 
+// growthStep is the linear memory past its initial size a call is
+// admitted with (within its cap), so that a call that grows a little does
+// not find the budget spent on its first pages.
+const growthStep = 16 << 20
+
 // globalBytes is what wazero allocates per global per instance (measured:
 // 88 bytes with 100,000 globals), rounded up.
 const globalBytes = 96
 
-// fits reports whether one instance of cost can ever be admitted.
+// fits reports whether one instance of cost can ever be admitted: it
+// must fit in one module's share of the budget.
 func (b *memBudget) fits(cost int64) error {
-	if b != nil && cost > b.total {
-		return fmt.Errorf("one instance may use %s (limits memory and table_elements, its globals and its call stack), more than the server's whole memory budget of %s (--memory-budget)",
+	if b != nil && cost > b.share {
+		return fmt.Errorf("one instance takes %s at its start (limits table_elements, its globals, its initial memory and its call stack), more than the half of the server's memory budget of %s one module may hold (--memory-budget)",
 			FormatBytes(cost), FormatBytes(b.total))
 	}
 	return nil
 }
 
-// acquire takes cost from the budget, waiting at most b.wait (and no
-// longer than ctx) for running calls to give it back.
-func (b *memBudget) acquire(ctx context.Context, module string, cost int64) error {
+// room says whether n more bytes fit for ch ("" when they do), and
+// whether it is the whole budget (not a share) that is short.
+func (b *memBudget) room(ch *memCharge, n int64) (why string, whole bool) {
+	switch {
+	case b.used+n > b.total:
+		return fmt.Sprintf("the server's memory budget of %s is held by running calls", FormatBytes(b.total)), true
+	case b.mods[ch.module]+n > b.share:
+		return fmt.Sprintf("module %s's running calls hold its share (half) of the server's memory budget of %s", ch.module, FormatBytes(b.total)), false
+	case ch.principal != "" && b.users[ch.principal]+n > b.share:
+		return fmt.Sprintf("the calls of %s hold their share (half) of the server's memory budget of %s", ch.principal, FormatBytes(b.total)), false
+	}
+	return "", false
+}
+
+// take adds n to what ch holds (b.mu held).
+func (b *memBudget) take(ch *memCharge, n int64) {
+	b.used += n
+	b.mods[ch.module] += n
+	if ch.principal != "" {
+		b.users[ch.principal] += n
+	}
+	ch.held += n
+}
+
+// acquire admits a call that takes n at once, recording it in ch (whose
+// module and principal are set). It waits at most wait (none: until ctx
+// ends) for running calls to give room back.
+func (b *memBudget) acquire(ctx context.Context, ch *memCharge, n int64, wait time.Duration) error {
 	if b == nil {
 		return nil
 	}
-	if b.sem.TryAcquire(cost) {
+	b.mu.Lock()
+	why, _ := b.room(ch, n)
+	if why == "" && !b.blockedLocked() {
+		b.take(ch, n)
+		b.mu.Unlock()
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, b.wait)
-	defer cancel()
-	if err := b.sem.Acquire(wctx, cost); err != nil {
-		if ctx.Err() != nil {
-			return &GuestError{Module: module, Kind: KindCanceled, Msg: "canceled while waiting for memory", Err: ctx.Err()}
-		}
-		return &GuestError{Module: module, Kind: KindLimit,
-			Msg: fmt.Sprintf("busy: the server's memory budget of %s is taken by running calls; waited %s for the %s this call may use (--memory-budget)",
-				FormatBytes(b.total), b.wait, FormatBytes(cost))}
+	w := &memWaiter{ch: ch, n: n, ready: make(chan struct{})}
+	b.queue = append(b.queue, w)
+	b.mu.Unlock()
+	var timeout <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
 	}
-	return nil
+	select {
+	case <-w.ready:
+		return nil
+	case <-timeout:
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.in {
+		return nil
+	}
+	b.queue = slices.DeleteFunc(b.queue, func(x *memWaiter) bool { return x == w })
+	why, _ = b.room(ch, n)
+	b.admitLocked()
+	if ctx.Err() != nil {
+		return &GuestError{Module: ch.module, Kind: KindCanceled, Msg: "canceled while waiting for memory", Err: ctx.Err()}
+	}
+	if why == "" {
+		why = "calls waiting before it hold back the server's memory budget of " + FormatBytes(b.total)
+	}
+	return &GuestError{Module: ch.module, Kind: KindLimit, Err: errMemoryBudget,
+		Msg: fmt.Sprintf("busy: %s; waited %s for the %s this call takes at its start (--memory-budget)", why, wait, FormatBytes(n))}
 }
 
-func (b *memBudget) release(cost int64) {
-	if b != nil {
-		b.sem.Release(cost)
+// blockedLocked reports whether a waiting call is held back by the whole
+// budget: a newcomer then queues behind it.
+func (b *memBudget) blockedLocked() bool {
+	for _, w := range b.queue {
+		if _, whole := b.room(w.ch, w.n); whole {
+			return true
+		}
 	}
+	return false
+}
+
+// admitLocked admits the waiting calls that fit, in order, stopping at the
+// first the whole budget holds back.
+func (b *memBudget) admitLocked() {
+	for i := 0; i < len(b.queue); {
+		w := b.queue[i]
+		why, whole := b.room(w.ch, w.n)
+		if why == "" {
+			b.take(w.ch, w.n)
+			w.in = true
+			close(w.ready)
+			b.queue = slices.Delete(b.queue, i, i+1)
+			continue
+		}
+		if whole {
+			return
+		}
+		i++
+	}
+}
+
+// grow takes n more for a running call whose memory grows, without
+// waiting. It returns why it cannot ("" when it did), and whether the call
+// could have it were the others' calls to end (false: n does not fit in
+// the call's share even alone).
+func (b *memBudget) grow(ch *memCharge, n int64) (why string, later bool) {
+	if b == nil {
+		return "", false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if why, _ = b.room(ch, n); why != "" {
+		if ch.held+n > b.share {
+			return fmt.Sprintf("the call would hold more than the half of the server's memory budget of %s one module or principal may hold", FormatBytes(b.total)), false
+		}
+		return why, true
+	}
+	b.take(ch, n)
+	return "", false
+}
+
+// force takes n for ch whether it fits or not (an instance's initial
+// memory, which wazero cannot be refused).
+func (b *memBudget) force(ch *memCharge, n int64) {
+	if b != nil {
+		b.mu.Lock()
+		b.take(ch, n)
+		b.mu.Unlock()
+	}
+}
+
+// release gives back what ch holds and admits the calls that now fit.
+func (b *memBudget) release(ch *memCharge) {
+	if b == nil || ch.held == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= ch.held
+	if v := b.mods[ch.module] - ch.held; v > 0 {
+		b.mods[ch.module] = v
+	} else {
+		delete(b.mods, ch.module)
+	}
+	if ch.principal != "" {
+		if v := b.users[ch.principal] - ch.held; v > 0 {
+			b.users[ch.principal] = v
+		} else {
+			delete(b.users, ch.principal)
+		}
+	}
+	ch.held = 0
+	if len(b.queue) > 0 {
+		b.admitLocked()
+	}
+	if b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
+	b.mu.Unlock()
+}
+
+// released returns a channel closed at the next release.
+func (b *memBudget) released() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed == nil {
+		b.freed = make(chan struct{})
+	}
+	return b.freed
+}
+
+// waitFor is how long a call waits for room (0 without a budget).
+func (b *memBudget) waitFor() time.Duration {
+	if b == nil {
+		return 0
+	}
+	return b.wait
+}
+
+// principalOf names the caller of a call for the budget's shares: the
+// authenticated principal, "" when none (the call then counts against its
+// module's share only).
+func principalOf(ctx context.Context) string {
+	if p := auth.FromContext(ctx); p != nil {
+		return p.Name
+	}
+	return ""
+}
+
+// usage returns the bytes held now.
+func (b *memBudget) usage() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 // DefaultMemoryBudget is half the memory this process may use: its cgroup

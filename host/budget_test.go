@@ -2,6 +2,9 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,54 +15,193 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
-func TestMemoryBudgetAdmitsWhatFits(t *testing.T) {
-	l := Limits{MemoryBytes: 32 << 20, TableElements: 10_000, Timeout: 10 * time.Second}
-	cost := instanceCost(l.WithDefaults(DefaultLimits()), nil) + 100*globalBytes
-	e, err := NewEngine(Config{CacheDir: testCache, Limits: l, Logger: quietLogger, MemoryBudget: 2*cost + cost/2, BudgetWait: 200 * time.Millisecond})
+// callAs is callTool with the caller's principal in the context.
+func callAs(t testing.TB, m *Module, principal, name, args string) (string, error) {
+	t.Helper()
+	ctx := context.Background()
+	if principal != "" {
+		ctx = auth.WithPrincipal(ctx, &auth.Principal{Name: principal})
+	}
+	params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args)
+	reply, err := m.Call(ctx, abi.MethodToolsCall, []byte(params), nil)
+	if err != nil {
+		return "", err
+	}
+	if reply.Error != nil {
+		return "", reply.Error
+	}
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(reply.Result, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("result %s: %v", reply.Result, err)
+	}
+	if res.IsError {
+		return "", errors.New(res.Content[0].Text)
+	}
+	return res.Content[0].Text, nil
+}
+
+// budgetEngine is an engine with the given memory budget (a default
+// memory cap of 256 MiB) and a short wait for it.
+func budgetEngine(t *testing.T, budget int64) *Engine {
+	t.Helper()
+	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, MemoryBudget: budget, BudgetWait: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	m := loadProbe(t, e, Policy{})
+	return e
+}
 
-	// Two sleepers fit; a third call waits 200ms, then is busy.
+// sleepers starts n calls of the sleep tool for ms and waits until the
+// engine's budget holds what they take; the returned function waits for
+// them to end and returns their errors.
+func sleepers(t *testing.T, e *Engine, m *Module, principal string, n, ms int) func() []error {
+	t.Helper()
+	before := e.mem.usage()
 	var wg sync.WaitGroup
-	started := make(chan struct{}, 2)
-	for range 2 {
+	errs := make([]error, n)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			started <- struct{}{}
-			if _, err := callTool(t, m, nil, "sleep", `{"n":1500}`); err != nil {
-				t.Errorf("sleeper: %v", err)
-			}
+			_, errs[i] = callAs(t, m, principal, "sleep", fmt.Sprintf(`{"n":%d}`, ms))
 		}()
 	}
-	<-started
-	<-started
-	// Wait until both hold their share (they acquire right after starting).
-	for deadline := time.Now().Add(5 * time.Second); e.mem.sem.TryAcquire(cost); {
-		e.mem.release(cost)
+	// Each takes at least its stack's charge once admitted.
+	for deadline := time.Now().Add(10 * time.Second); e.mem.usage()-before < int64(n)*stackBytes; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the sleepers never took their budget")
+			t.Fatalf("the sleepers hold %d bytes of the budget, want %d", e.mem.usage()-before, int64(n)*stackBytes)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	_, err = callTool(t, m, nil, "sleep", `{"n":1}`)
-	if !IsKind(err, KindLimit) || !strings.Contains(err.Error(), "busy: the server's memory budget of") {
-		t.Fatalf("got %v, want busy", err)
+	time.Sleep(100 * time.Millisecond) // let a late one reach its sleep
+	return func() []error { wg.Wait(); return errs }
+}
+
+// TestSleepingCallsDoNotStarveANeighbour: calls that sleep hold what they
+// use (their stack's reach and a few MiB of memory), not their memory cap,
+// so under a 1.25 GiB budget three sleep at once and a neighbour module is
+// served beside them. The budget used to charge each call its 256 MiB cap
+// and its stack (about 424 MiB): three sleepers took it all and the
+// neighbour waited, then failed "busy".
+func TestSleepingCallsDoNotStarveANeighbour(t *testing.T) {
+	e := budgetEngine(t, 1280<<20)
+	a := loadProbe(t, e, Policy{})
+	b, err := e.Load(context.Background(), "neighbour", probeWasm, Policy{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	if got, err := callTool(t, m, nil, "sleep", `{"n":1}`); err != nil || got != "slept" {
+	wait := sleepers(t, e, a, "", 3, 2000)
+	start := time.Now()
+	if got, err := callAs(t, b, "", "sleep", `{"n":1}`); err != nil || got != "slept" {
+		t.Fatalf("the neighbour beside three sleepers: %q, %v", got, err)
+	}
+	t.Logf("the neighbour was served in %s; the budget holds %d MiB of %d MiB", time.Since(start).Round(time.Millisecond),
+		e.mem.usage()>>20, e.mem.total>>20)
+	for _, err := range wait() {
+		if err != nil {
+			t.Errorf("sleeper: %v", err)
+		}
+	}
+	if u := e.mem.usage(); u != 0 {
+		t.Fatalf("the budget holds %d bytes after every call ended", u)
+	}
+}
+
+// TestModuleShareOfTheBudget: one module's calls hold at most half the
+// budget; its next call waits for room and then is busy, naming the share,
+// while another module is served; once the sleepers end it runs again.
+func TestModuleShareOfTheBudget(t *testing.T) {
+	e := budgetEngine(t, 1280<<20)
+	a := loadProbe(t, e, Policy{})
+	b, err := e.Load(context.Background(), "neighbour", probeWasm, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := sleepers(t, e, a, "", 3, 1500)
+	_, err = callAs(t, a, "", "sleep", `{"n":1}`)
+	if !IsKind(err, KindLimit) || !strings.Contains(err.Error(), "busy: module probe's running calls hold its share (half) of the server's memory budget") {
+		t.Fatalf("a fourth call of the same module: %v, want busy on its share", err)
+	}
+	if got, err := callAs(t, b, "", "sleep", `{"n":1}`); err != nil || got != "slept" {
+		t.Fatalf("the neighbour: %q, %v", got, err)
+	}
+	wait()
+	if got, err := callAs(t, a, "", "sleep", `{"n":1}`); err != nil || got != "slept" {
 		t.Fatalf("after the sleepers: %q, %v", got, err)
 	}
+}
 
-	// A module whose one instance exceeds the whole budget is refused at load.
-	_, err = e.Load(context.Background(), "huge", probeWasm, Policy{Limits: Limits{MemoryBytes: 1 << 30}})
-	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "more than the server's whole memory budget") {
+// TestPrincipalShareOfTheBudget: one principal's calls, over two modules,
+// hold at most half the budget; another principal is served on the same
+// modules.
+func TestPrincipalShareOfTheBudget(t *testing.T) {
+	e := budgetEngine(t, 2<<30)
+	a := loadProbe(t, e, Policy{})
+	b, err := e.Load(context.Background(), "second", probeWasm, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1 := sleepers(t, e, a, "mallory", 3, 1500)
+	w2 := sleepers(t, e, b, "mallory", 2, 1500)
+	_, err = callAs(t, b, "mallory", "sleep", `{"n":1}`)
+	if !IsKind(err, KindLimit) || !strings.Contains(err.Error(), "the calls of mallory hold their share (half)") {
+		t.Fatalf("mallory's sixth call: %v, want busy on her share", err)
+	}
+	for _, m := range []*Module{a, b} {
+		if got, err := callAs(t, m, "alice", "sleep", `{"n":1}`); err != nil || got != "slept" {
+			t.Fatalf("alice beside mallory's calls on %s: %q, %v", m.Name(), got, err)
+		}
+	}
+	w1()
+	w2()
+}
+
+// TestMemoryGrowBeyondTheBudgetFails: a call whose memory grows past what
+// the budget has left is refused the growth (the guest's allocation
+// fails) and the call fails with a limit error naming the budget; a call
+// that fits runs. Under the old budget the 256 MiB cap fitted and the
+// growth was never refused.
+func TestMemoryGrowBeyondTheBudgetFails(t *testing.T) {
+	e := budgetEngine(t, 600<<20)
+	m := loadProbe(t, e, Policy{})
+	if got, err := callAs(t, m, "", "alloc", `{"n":32}`); err != nil || got != "32" {
+		t.Fatalf("32 MiB: %q, %v", got, err)
+	}
+	_, err := callAs(t, m, "", "alloc", `{"n":200}`)
+	if !IsKind(err, KindLimit) || !strings.Contains(err.Error(), "its memory could not grow to") ||
+		!strings.Contains(err.Error(), "more than the half of the server's memory budget of 600MiB") ||
+		!strings.Contains(err.Error(), "(--memory-budget)") {
+		t.Fatalf("200 MiB under a 600 MiB budget: %v, want the budget's refusal", err)
+	}
+	if errors.Is(err, errMemoryBudget) {
+		t.Fatalf("a growth past the module's share alone is marked as one that may fit later: %v", err)
+	}
+	t.Log(err)
+	if u := e.mem.usage(); u != 0 {
+		t.Fatalf("the budget holds %d bytes after the calls", u)
+	}
+	// The module stays usable.
+	if got, err := callAs(t, m, "", "alloc", `{"n":1}`); err != nil || got != "1" {
+		t.Fatalf("after the refusal: %q, %v", got, err)
+	}
+}
+
+// TestInstanceOverTheShareIsRefusedAtLoad: a module one instance of which
+// takes more than one module's share at its start is refused at load.
+func TestInstanceOverTheShareIsRefusedAtLoad(t *testing.T) {
+	e := budgetEngine(t, 300<<20)
+	_, err := e.Load(context.Background(), "huge", probeWasm, Policy{})
+	if !IsKind(err, KindLoad) || !strings.Contains(err.Error(), "more than the half of the server's memory budget") {
 		t.Fatalf("got %v, want the load refusal", err)
 	}
 }
@@ -150,7 +292,7 @@ func TestStackWithinItsCharge(t *testing.T) {
 	if grew > stackBytes {
 		t.Errorf("the heap grew %d bytes, more than the %d charged for a call's stack", grew, stackBytes)
 	}
-	if c := instanceCost(DefaultLimits(), nil); c < stackBytes+256<<20 {
+	if c := instanceCost(DefaultLimits(), nil); c < stackBytes {
 		t.Errorf("instanceCost %d does not count the stack", c)
 	}
 }

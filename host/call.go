@@ -123,10 +123,19 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 		return nil, err
 	}
 	defer m.gate.release()
-	if err := m.engine.mem.acquire(ctx, m.name, code.cost); err != nil {
+	// The instance's linear memory comes from the pool (memory.go) and
+	// goes back, zeroed, once the instance is closed; it is charged to
+	// the engine's memory budget as it grows. A run at load (budget > 0)
+	// waits for the budget as long as its context lasts.
+	mem := &callMemory{budget: m.engine.mem, charge: memCharge{module: m.name, principal: principalOf(ctx)}, paid: code.prepaid}
+	wait := m.engine.mem.waitFor()
+	if budget > 0 {
+		wait = 0
+	}
+	if err := m.engine.mem.acquire(ctx, &mem.charge, code.cost, wait); err != nil {
 		return nil, err
 	}
-	defer m.engine.mem.release(code.cost)
+	defer m.engine.mem.release(&mem.charge)
 	m.engine.idle.begin()
 	defer m.engine.idle.end()
 	if st != nil {
@@ -180,9 +189,6 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	}
 	cfg := base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
 
-	// The instance's linear memory comes from the pool (memory.go) and
-	// goes back, zeroed, once the instance is closed.
-	mem := &callMemory{}
 	defer mem.release()
 	mod, err := code.runtime.InstantiateModule(experimental.WithMemoryAllocator(tctx, mem), code.code, cfg)
 	if st != nil {
@@ -230,6 +236,13 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	}
 	reply, err := c.outcome(err, mod)
 	_ = mod.Close(context.Background())
+	if err != nil {
+		if be := mem.budgetError(m.name); be != nil && !IsKind(err, KindCanceled) {
+			// The guest failed after a memory.grow the budget refused:
+			// that is the reason to report.
+			return nil, be
+		}
+	}
 	return reply, err
 }
 

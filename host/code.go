@@ -43,7 +43,8 @@ type compiled struct {
 	snap      snapshot
 	base      wazero.ModuleConfig // the module's config for a snapshot's instances; nil: Module.base
 	size      int64               // estimated resident bytes (codeCost)
-	cost      int64               // what one instance takes from the engine's memory budget
+	cost      int64               // what one instance takes from the engine's memory budget when admitted
+	prepaid   int64               // the linear memory cost admits with (its initial size and growthStep)
 	validated string              // the bytes wazero validated (validatedID)
 }
 

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"math/bits"
 	"sync"
 
@@ -69,16 +70,64 @@ func putBuf(p *pooledBuf) {
 }
 
 // callMemory is the memory allocator of one call's instance. It implements
-// experimental.MemoryAllocator.
+// experimental.MemoryAllocator. It also keeps the call's share of the
+// engine's memory budget: the buffers its memories hold are charged to it
+// as they are allocated, and a growth the budget cannot cover is refused
+// (memory.grow fails in the guest) and recorded for the call's error.
 type callMemory struct {
 	mems []*linearMemory
+
+	budget *memBudget
+	charge memCharge
+	paid   int64 // bytes of buffers charged (admission's initial memory, then growth)
+	held   int64 // bytes of buffers held
+	// refused, when a growth was refused: why, the size asked for, and
+	// whether it could fit once other calls end.
+	refused      string
+	refusedSize  uint64
+	refusedLater bool
 }
 
 // Allocate implements experimental.MemoryAllocator.
 func (a *callMemory) Allocate(_, max uint64) experimental.LinearMemory {
-	m := &linearMemory{max: max}
+	m := &linearMemory{max: max, a: a}
 	a.mems = append(a.mems, m)
 	return m
+}
+
+// pay charges a new buffer of n bytes. The first buffer of a memory (its
+// initial size, reserved at admission) is never refused: wazero cannot
+// fail an instantiation on it.
+func (a *callMemory) pay(n uint64, size uint64, force bool) bool {
+	held := a.held + int64(n)
+	if held > a.paid && a.budget != nil {
+		extra := held - a.paid
+		if force {
+			a.budget.force(&a.charge, extra)
+		} else if why, later := a.budget.grow(&a.charge, extra); why != "" {
+			if a.refused == "" {
+				a.refused, a.refusedSize, a.refusedLater = why, size, later
+			}
+			return false
+		}
+		a.paid = held
+	}
+	a.held = held
+	return true
+}
+
+// budgetError is the call's error when its memory could not grow for want
+// of budget, or nil.
+func (a *callMemory) budgetError(module string) *GuestError {
+	if a.refused == "" {
+		return nil
+	}
+	ge := &GuestError{Module: module, Kind: KindLimit,
+		Msg: fmt.Sprintf("its memory could not grow to %s: %s (--memory-budget)", FormatBytes(int64(a.refusedSize)), a.refused)}
+	if a.refusedLater {
+		ge.Err = errMemoryBudget
+	}
+	return ge
 }
 
 // release returns every buffer of the call to the pools. It must be called
@@ -99,6 +148,7 @@ func (a *callMemory) release() {
 // it outgrew (kept until release, as nothing may reuse them while the
 // instance lives).
 type linearMemory struct {
+	a    *callMemory
 	max  uint64
 	cur  *pooledBuf
 	bufs []*pooledBuf
@@ -115,18 +165,29 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		m.cur.b = m.cur.b[:size]
 		return m.cur.b
 	}
+	force := m.cur == nil
 	var p *pooledBuf
-	if memClass(size) >= 0 {
+	if c := memClass(size); c >= 0 {
+		if !m.a.pay(1<<(minMemClass+c), size, force) {
+			return nil
+		}
 		p = getBuf(size)
 	} else {
 		// Past the pooled sizes, grow geometrically (bounded by the
 		// cap) so a guest growing page by page costs O(final size) in
-		// copies and garbage, not O(size²).
+		// copies and garbage, not O(size²); without room in the budget
+		// for that, to size only.
 		c := size
 		if m.cur != nil {
 			c = max(c, 2*uint64(cap(m.cur.b)))
 		}
 		c = min(c, m.max)
+		if !m.a.pay(c, size, force) {
+			if c == size || !m.a.pay(size, size, force) {
+				return nil
+			}
+			c = size
+		}
 		p = &pooledBuf{b: make([]byte, size, c), class: -1}
 	}
 	if m.cur != nil {
@@ -135,6 +196,7 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 			// An unpooled buffer goes to no pool: drop it now so the
 			// collector can take it while the instance still runs.
 			m.bufs = m.bufs[:len(m.bufs)-1]
+			m.a.held -= int64(cap(m.cur.b))
 		}
 	}
 	m.cur = p

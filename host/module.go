@@ -373,8 +373,16 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	} else if _, ok := exports["_start"]; !ok {
 		return nil, fail("exports neither _start (command) nor %s (reactor)", abi.ReactorEntry)
 	}
-	if _, ok := code.ExportedMemories()["memory"]; !ok {
+	md, exported := code.ExportedMemories()["memory"]
+	if !exported {
 		return nil, fail(`does not export its memory as "memory"`)
+	}
+	// A call is admitted with its initial memory and a first step of
+	// growth, so that a small call does not fail on its first pages.
+	c.prepaid = min(int64(md.Min())*65536+growthStep, int64(m.policy.Limits.memoryPages())*65536)
+	c.cost += c.prepaid
+	if err := e.mem.fits(c.cost); err != nil {
+		return nil, fail("%v", err)
 	}
 	ok = true
 	return c, nil
