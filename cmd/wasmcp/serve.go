@@ -60,7 +60,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	f.output = mibSize(host.DefaultLimits().OutputBytes)
 	fs.Var(&f.output, "max-output", "default cap on a guest's stdout+stderr per call, e.g. 16MiB (a bare number is MiB)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.Int64Var(&f.budget, "memory-budget", 0, "MiB the instances running at once may use together (memory and table caps, globals, and each call stack at wazero's ceiling, about 160 MB); a call waits up to 5s for room, then fails as busy. 0: half the cgroup limit or the machine's memory; -1: no budget")
+	fs.Int64Var(&f.budget, "memory-budget", 0, "MiB the instances running at once hold together: each call is admitted with its table cap, globals, call stack at wazero's ceiling (about 160 MB) and initial memory plus 16 MiB, and its memory is charged as it grows (a growth past the budget fails in the guest); one module or one principal holds at most half. A call waits up to 5s for room, then fails as busy. 0: half the cgroup limit or the machine's memory; -1: no budget")
 	fs.BoolVar(&f.httpProxy, "http-proxy-from-env", false, "send guests' outbound HTTP through the proxy named by HTTPS_PROXY/HTTP_PROXY/NO_PROXY (off: direct connections, guarded against private addresses)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json (one object a line)")
 	fs.BoolVar(&f.instrument, "instrument-loops", true, "stop guests at their deadline with loop checks inserted into each module (fast); false uses wazero's per-iteration checks (WithCloseOnContextDone)")

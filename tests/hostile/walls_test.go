@@ -298,10 +298,11 @@ func TestRecursionWithinTheBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// One recursion costs 64 MiB + 8 MB of table + 160 MB of stack (225
-	// MiB), one good call 177 MiB: 425 MiB fits one of each, not two
-	// recursions. Without the stack in the cost, all four would run at
-	// once.
+	// One recursion is admitted with 8 MB of table, 160 MB of stack and
+	// its first 16 MiB of memory (about 180 MiB), one good call with
+	// about 170 MiB: one module holds at most half of 425 MiB, so the
+	// recursions run one at a time beside a good call. Without the stack
+	// in the cost, all four would run at once.
 	srv := startServerIn(t, "stdio", dir, "--memory-budget", "425")
 	c := newStdioClient(t, srv)
 	if r := c.call(t, "echo", `{"text":"ready"}`); r.text != "echo: ready" {
