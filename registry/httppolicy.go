@@ -36,6 +36,9 @@ type allowRule struct {
 	Path    string                 `toml:"path"`
 	Methods []string               `toml:"methods"`
 	Headers map[string]secretEntry `toml:"headers"`
+	// FollowRedirects follows redirects of requests carrying Headers, on
+	// the same host only (egress.Rule.FollowRedirects).
+	FollowRedirects bool `toml:"follow_redirects"`
 }
 
 // secretEntry is one header value: a literal string, or a table
@@ -141,7 +144,7 @@ func (s *httpSection) policy(dir string, lookup func(string) (string, bool)) (*e
 	}
 	for i, a := range s.Allow {
 		where := fmt.Sprintf("http.allow %d", i+1)
-		r := egress.Rule{Scheme: a.Scheme, Host: a.Host, Port: a.Port, PathPrefix: a.Path, Methods: a.Methods}
+		r := egress.Rule{Scheme: a.Scheme, Host: a.Host, Port: a.Port, PathPrefix: a.Path, Methods: a.Methods, FollowRedirects: a.FollowRedirects}
 		for name, e := range a.Headers {
 			h := egress.SecretHeader{Name: http.CanonicalHeaderKey(name)}
 			switch {

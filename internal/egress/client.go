@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,11 @@ type Client struct {
 	log      *slog.Logger
 	obs      Observer
 	proxied  bool
+	// forms are the strings each secret-bearing rule's header values may
+	// be repeated in (secretForms), longest first; allForms those of every
+	// rule, for error messages and the final URL.
+	forms    map[*Rule]*secretSet
+	allForms []string
 }
 
 // NewClient builds the client of a policy.
@@ -106,6 +112,22 @@ func NewClient(p *Policy, o Options) (*Client, error) {
 		}
 	}
 	c.guard = g
+	for i := range c.pol.Allow {
+		r := &c.pol.Allow[i]
+		var forms []string
+		for _, h := range r.Headers {
+			forms = append(forms, secretForms(h.Value)...)
+		}
+		if len(forms) == 0 {
+			continue
+		}
+		if c.forms == nil {
+			c.forms = make(map[*Rule]*secretSet)
+		}
+		c.allForms = append(c.allForms, forms...)
+		c.forms[r] = newSecretSet(forms)
+	}
+	slices.SortStableFunc(c.allForms, func(a, b string) int { return len(b) - len(a) })
 	if c.resolver == nil {
 		c.resolver = net.DefaultResolver
 	}
@@ -273,6 +295,11 @@ func (s *Session) check(raw string, method string) (*target, *Error) {
 func (s *Session) Do(ctx context.Context, req *abi.HTTPRequest) (*abi.HTTPResponse, *Error) {
 	d := Done{Module: s.module, Outcome: "ok", Start: time.Now()}
 	resp, e := s.do(ctx, req, &d)
+	if e != nil && len(s.c.allForms) > 0 {
+		// The messages are written never to quote what a secret-bearing
+		// request or its response held; this is the net below that.
+		e.Msg = redactString(e.Msg, s.c.allForms)
+	}
 	if s.c.obs != nil {
 		d.Duration = time.Since(d.Start)
 		if e != nil {
@@ -308,6 +335,10 @@ func (s *Session) do(ctx context.Context, req *abi.HTTPRequest, d *Done) (*abi.H
 			hdr.Add(name, v)
 		}
 	}
+	// Accept-Encoding is the host's: the transport asks for gzip and
+	// decodes it, and finish decodes what a server compresses unasked, so
+	// the redaction always sees the decoded body.
+	hdr.Del("Accept-Encoding")
 	var body []byte
 	switch {
 	case req.Body != "" && req.BodyBase64 != "":
@@ -339,9 +370,21 @@ func (s *Session) do(ctx context.Context, req *abi.HTTPRequest, d *Done) (*abi.H
 	}
 	defer func() { <-s.slots }()
 
-	var secrets []string
+	var used []*Rule   // the rules whose secret headers this request carried
+	secretOrigin := "" // where the first of them went: scheme://host:port
+	follow := true     // every one of those rules sets FollowRedirects
 	for hop := 0; ; hop++ {
-		resp, e := s.hop(ctx, t, hdr, body, &secrets)
+		if len(t.rule.Headers) > 0 {
+			if !slices.Contains(used, t.rule) {
+				used = append(used, t.rule)
+			}
+			if secretOrigin == "" {
+				secretOrigin = origin(t.u.Scheme, t.host, t.port)
+			}
+			follow = follow && t.rule.FollowRedirects
+		}
+		secret := secretOrigin != ""
+		resp, e := s.hop(ctx, t, hdr, body, secret)
 		if e != nil {
 			return nil, e
 		}
@@ -349,7 +392,7 @@ func (s *Session) do(ctx context.Context, req *abi.HTTPRequest, d *Done) (*abi.H
 		d.Status = resp.StatusCode
 		loc := resp.Header.Get("Location")
 		if !isRedirect(resp.StatusCode) || loc == "" {
-			return s.finish(t, resp, secrets, d)
+			return s.finish(t, resp, used, secret, d)
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -357,23 +400,76 @@ func (s *Session) do(ctx context.Context, req *abi.HTTPRequest, d *Done) (*abi.H
 		if hop >= maxRedirects {
 			return nil, fail(abi.HTTPProtocol, "more than %d redirects", maxRedirects)
 		}
+		// From here on nothing of the Location is quoted: it came from a
+		// server that may have been sent a secret.
+		if secret && !follow {
+			s.audit(t.method, t.host, 0, 0, 0, 0, abi.HTTPPolicyRefused)
+			return nil, fail(abi.HTTPPolicyRefused, "redirect refused: %s answered %d to a request carrying the policy's secret headers, and its [[http.allow]] rule does not set follow_redirects", t.host, resp.StatusCode)
+		}
 		next, err := t.u.Parse(loc)
 		if err != nil {
-			return nil, fail(abi.HTTPProtocol, "redirect to a bad Location: %v", err)
+			return nil, fail(abi.HTTPProtocol, "%s answered %d with a Location that is not a URL", t.host, resp.StatusCode)
 		}
 		m := t.method
 		if resp.StatusCode == 303 && m != "HEAD" || (resp.StatusCode == 301 || resp.StatusCode == 302) && m == "POST" {
 			m, body = "GET", nil
 			hdr.Del("Content-Type")
 		}
+		if secret && urlOrigin(next) != secretOrigin {
+			s.audit(m, t.host, 0, 0, 0, 0, abi.HTTPPolicyRefused)
+			return nil, fail(abi.HTTPPolicyRefused, "redirect refused: %s redirected a request carrying the policy's secret headers to another destination (follow_redirects follows the same scheme, host and port only)", t.host)
+		}
 		nt, e := s.check(next.String(), m)
 		if e != nil {
-			e.Msg = "redirect refused: " + e.Msg
-			s.audit(m, next.Hostname(), 0, 0, 0, 0, e.Reason)
+			if secret {
+				e.Msg = fmt.Sprintf("redirect refused: %s redirected to a destination the module's allow-list does not allow", t.host)
+				s.audit(m, t.host, 0, 0, 0, 0, e.Reason)
+			} else {
+				e.Msg = "redirect refused: " + e.Msg
+				s.audit(m, next.Hostname(), 0, 0, 0, 0, e.Reason)
+			}
 			return nil, e
 		}
 		t = nt
 	}
+}
+
+// origin names a destination for the same-host rule of redirects.
+func origin(scheme, host string, port int) string {
+	return scheme + "://" + host + ":" + strconv.Itoa(port)
+}
+
+// urlOrigin is origin of an unchecked URL, normalized as check would.
+func urlOrigin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	host := NormalizeHost(u.Hostname())
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.Unmap().String()
+	}
+	port := DefaultPort(scheme)
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return ""
+		}
+		port = n
+	}
+	return origin(scheme, host, port)
+}
+
+// opaque replaces the message of a transport failure of a request that
+// carried a secret: the server may have been sent the secret, so nothing
+// it answered (status line, headers, certificate names) is quoted.
+func opaque(e *Error, host string) *Error {
+	switch e.Reason {
+	case abi.HTTPTLS:
+		e.Msg = "the TLS handshake with " + host + " failed"
+	case abi.HTTPConnect:
+		e.Msg = "could not connect to " + host
+	case abi.HTTPProtocol:
+		e.Msg = host + " did not answer valid HTTP"
+	}
+	return e
 }
 
 func isRedirect(code int) bool {
@@ -386,7 +482,9 @@ func isRedirect(code int) bool {
 
 // hop sends one request (no redirect following) and returns its response
 // with the body unread.
-func (s *Session) hop(ctx context.Context, t *target, guestHdr http.Header, body []byte, secrets *[]string) (*http.Response, *Error) {
+// secret says the request chain carried a secret: a failure then quotes
+// nothing the server sent.
+func (s *Session) hop(ctx context.Context, t *target, guestHdr http.Header, body []byte, secret bool) (*http.Response, *Error) {
 	s.mu.Lock()
 	if s.requests >= s.c.limits.Requests {
 		s.mu.Unlock()
@@ -428,12 +526,14 @@ func (s *Session) hop(ctx context.Context, t *target, guestHdr http.Header, body
 	// that leaves the destination drops them.
 	for _, h := range t.rule.Headers {
 		hr.Header.Set(h.Name, h.Value)
-		*secrets = append(*secrets, h.Value)
 	}
 	t.start, t.out = time.Now(), len(body)
 	resp, err := s.c.tr.RoundTrip(hr)
 	if err != nil {
 		e := classify(ctx, err)
+		if secret {
+			opaque(e, t.host)
+		}
 		s.audit(t.method, t.host, 0, len(body), 0, time.Since(t.start), e.Reason)
 		return nil, e
 	}
@@ -461,36 +561,76 @@ func (s *Session) precheck(ctx context.Context, host string) *Error {
 	return nil
 }
 
-// finish reads the body within the call's bytes-in budget and builds the
-// guest's response, with every injected secret redacted.
-func (s *Session) finish(t *target, resp *http.Response, secrets []string, d *Done) (*abi.HTTPResponse, *Error) {
+// finish reads the body within the call's bytes-in budget, decodes its
+// content codings (the budget counts decoded bytes), and builds the
+// guest's response with every form of the secrets of used redacted.
+func (s *Session) finish(t *target, resp *http.Response, used []*Rule, secret bool, d *Done) (*abi.HTTPResponse, *Error) {
 	defer resp.Body.Close()
 	s.mu.Lock()
 	left := s.c.limits.BytesIn - s.in
 	s.mu.Unlock()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, left+1))
+	n := int64(len(data))
+	codings := contentCodings(resp.Header.Values("Content-Encoding"))
+	decoded := false
+	var derr error
+	if n <= left && err == nil && len(codings) > 0 && len(data) > 0 {
+		var dec []byte
+		switch dec, derr = decodeBody(data, codings, left); {
+		case errors.Is(derr, errTooLarge):
+			n = left + 1
+		case derr == nil:
+			data, n, decoded = dec, int64(len(dec)), true
+		}
+	}
 	s.mu.Lock()
-	s.in += int64(len(data))
+	s.in += n
 	s.mu.Unlock()
-	d.BytesIn = int64(len(data))
-	s.audit(t.method, t.host, resp.StatusCode, t.out, int64(len(data)), time.Since(t.start), "")
-	if int64(len(data)) > left {
+	d.BytesIn = n
+	s.audit(t.method, t.host, resp.StatusCode, t.out, n, time.Since(t.start), "")
+	if n > left {
 		return nil, fail(abi.HTTPTooLarge, "the response bodies of this call passed %d bytes (policy http.max_bytes_in)", s.c.limits.BytesIn)
 	}
 	if err != nil {
-		return nil, classify(resp.Request.Context(), err)
-	}
-	out := &abi.HTTPResponse{Status: resp.StatusCode, URL: t.u.String(), Headers: make(map[string][]string, len(resp.Header))}
-	for k, vs := range resp.Header {
-		cp := make([]string, len(vs))
-		for i, v := range vs {
-			cp[i] = redact(v, secrets)
+		e := classify(resp.Request.Context(), err)
+		if secret {
+			opaque(e, t.host)
 		}
-		out.Headers[k] = cp
+		return nil, e
 	}
-	for _, sec := range secrets {
-		if sec != "" && bytes.Contains(data, []byte(sec)) {
-			data = bytes.ReplaceAll(data, []byte(sec), []byte(Redacted))
+	switch {
+	case errors.Is(derr, errCoding) && secret:
+		return nil, fail(abi.HTTPProtocol, "%s answered in a content coding the host does not decode (it decodes gzip and deflate)", t.host)
+	case errors.Is(derr, errCoding):
+		return nil, fail(abi.HTTPProtocol, "%s answered in content coding %q; the host decodes gzip and deflate", t.host, strings.Join(codings, ", "))
+	case derr != nil:
+		return nil, fail(abi.HTTPProtocol, "%s answered a body that does not decode as its Content-Encoding says", t.host)
+	}
+	forms := s.c.formsOf(used)
+	out := &abi.HTTPResponse{Status: resp.StatusCode, URL: redactString(t.u.String(), s.c.allForms), Headers: make(map[string][]string, len(resp.Header))}
+	for k, vs := range resp.Header {
+		if decoded && (k == "Content-Encoding" || k == "Content-Length") {
+			continue
+		}
+		name := k
+		cp := make([]string, len(vs))
+		copy(cp, vs)
+		if forms != nil {
+			name = redactString(k, forms.str)
+			for i, v := range cp {
+				cp[i] = redactString(v, forms.str)
+			}
+		}
+		if prev, ok := out.Headers[name]; ok {
+			cp = append(prev, cp...)
+		}
+		out.Headers[name] = cp
+	}
+	if forms != nil {
+		if r := redactBytes(data, forms); len(r) != len(data) {
+			// The original length would tell the guest the secret's.
+			data = r
+			delete(out.Headers, "Content-Length")
 		}
 	}
 	if utf8.Valid(data) {
@@ -501,13 +641,20 @@ func (s *Session) finish(t *target, resp *http.Response, secrets []string, d *Do
 	return out, nil
 }
 
-func redact(v string, secrets []string) string {
-	for _, s := range secrets {
-		if s != "" && strings.Contains(v, s) {
-			v = strings.ReplaceAll(v, s, Redacted)
-		}
+// formsOf returns the secret forms of the rules a request used; nil when
+// it carried no secret.
+func (c *Client) formsOf(used []*Rule) *secretSet {
+	switch len(used) {
+	case 0:
+		return nil
+	case 1:
+		return c.forms[used[0]]
 	}
-	return v
+	var all []string
+	for _, r := range used {
+		all = append(all, c.forms[r].str...)
+	}
+	return newSecretSet(all)
 }
 
 // classify turns a transport error into a reason.

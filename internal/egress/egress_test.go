@@ -229,6 +229,7 @@ func TestRedirects(t *testing.T) {
 	e.dial.refuse = map[netip.Addr]bool{meta: true}
 	rule := loopRule(srv.URL)
 	rule.Headers = []SecretHeader{{Name: "Authorization", Value: "Bearer s3cret"}}
+	rule.FollowRedirects = true
 	s := e.session(&Policy{Allow: []Rule{rule,
 		{Scheme: "http", Host: "metadata.test"}, {Scheme: "http", Host: "*.254.169.254"}}})
 	r, err := do(s, abi.HTTPRequest{URL: srv.URL + "/in"})
@@ -257,28 +258,50 @@ func TestRedirects(t *testing.T) {
 	}
 }
 
-// TestRedirectDropsSecret: a redirect to another allowed destination gets
-// that destination's headers, not the first one's.
+// TestRedirectDropsSecret: a redirect of a secret-bearing request to
+// another destination is refused, follow_redirects or not, and the other
+// destination is never asked; a same-host redirect to another rule gets
+// that rule's headers, not the first one's.
 func TestRedirectDropsSecret(t *testing.T) {
-	got := make(chan string, 1)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- r.Header.Get("Authorization") + "|" + r.Header.Get("X-Key")
+		t.Errorf("the other destination was asked: Authorization %q X-Key %q", r.Header.Get("Authorization"), r.Header.Get("X-Key"))
 	}))
 	defer other.Close()
+	got := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/", http.StatusTemporaryRedirect)
+		switch r.URL.Path {
+		case "/a/out":
+			http.Redirect(w, r, other.URL+"/", http.StatusTemporaryRedirect)
+		case "/a/in":
+			http.Redirect(w, r, "/b/", http.StatusTemporaryRedirect)
+		default:
+			got <- r.Header.Get("Authorization") + "|" + r.Header.Get("X-Key")
+		}
 	}))
 	defer srv.Close()
 	e := newEnv(t)
+	for _, follow := range []bool{false, true} {
+		r1 := loopRule(srv.URL)
+		r1.PathPrefix = "/a"
+		r1.Headers = []SecretHeader{{Name: "Authorization", Value: "Bearer first"}, {Name: "X-Key", Value: "k1"}}
+		r1.FollowRedirects = follow
+		s := e.session(&Policy{Allow: []Rule{r1, loopRule(other.URL)}})
+		_, err := do(s, abi.HTTPRequest{URL: srv.URL + "/a/out", Headers: map[string][]string{"X-Key": {"guest"}}})
+		wantReason(t, err, abi.HTTPPolicyRefused)
+	}
 	r1 := loopRule(srv.URL)
+	r1.PathPrefix = "/a"
 	r1.Headers = []SecretHeader{{Name: "Authorization", Value: "Bearer first"}, {Name: "X-Key", Value: "k1"}}
-	s := e.session(&Policy{Allow: []Rule{r1, loopRule(other.URL)}})
-	if _, err := do(s, abi.HTTPRequest{URL: srv.URL + "/", Headers: map[string][]string{"X-Key": {"guest"}}}); err != nil {
+	r1.FollowRedirects = true
+	r2 := loopRule(srv.URL)
+	r2.PathPrefix = "/b"
+	r2.Headers = []SecretHeader{{Name: "X-Key", Value: "k2"}}
+	s := e.session(&Policy{Allow: []Rule{r1, r2}})
+	if _, err := do(s, abi.HTTPRequest{URL: srv.URL + "/a/in", Headers: map[string][]string{"X-Key": {"guest"}}}); err != nil {
 		t.Fatal(err)
 	}
-	// The guest's own header goes on; the policy's does not.
-	if h := <-got; h != "|guest" {
-		t.Fatalf("the other destination got %q", h)
+	if h := <-got; h != "|k2" {
+		t.Fatalf("the second rule's destination got %q", h)
 	}
 }
 

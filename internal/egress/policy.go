@@ -45,6 +45,14 @@ type Rule struct {
 	// replacing a guest header of the same name. Their values never reach
 	// the guest or the log.
 	Headers []SecretHeader
+	// FollowRedirects lets the host follow a redirect answered to a
+	// request that carried Headers, to the same scheme, host and port only
+	// (and only where the allow-list allows). Without it such a redirect
+	// ends the request with abi.HTTPPolicyRefused: the Location a server
+	// that holds the secret writes is not followed, nor handed over.
+	// Requests that carry no secret always follow redirects to allowed
+	// destinations.
+	FollowRedirects bool
 }
 
 // SecretHeader is a header the host adds for a destination.
@@ -163,6 +171,9 @@ func CheckRule(r *Rule) error {
 			return fmt.Errorf("method %q is not an HTTP method", m)
 		}
 		r.Methods[i] = strings.ToUpper(m)
+	}
+	if r.FollowRedirects && len(r.Headers) == 0 {
+		return fmt.Errorf("follow_redirects applies to a rule with headers (redirects of requests without secret headers are always followed)")
 	}
 	for _, h := range r.Headers {
 		if !validToken(h.Name) {

@@ -4,9 +4,13 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
@@ -37,6 +41,10 @@ func main() {
 	guest.AddTool(s, guest.Tool{Name: "raw", Description: "One request through Context.HTTP."},
 		func(c *guest.Context, in reqIn) (string, error) {
 			return outcome(c.HTTP(&guest.HTTPRequest{Method: in.Method, URL: in.URL, Headers: in.Headers})), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "view", Description: "One request through Context.HTTP; everything the guest can read of the answer (URL, headers, body, a gzip body gunzipped), or the error's reason and message."},
+		func(c *guest.Context, in reqIn) (string, error) {
+			return view(c.HTTP(&guest.HTTPRequest{Method: in.Method, URL: in.URL, Headers: in.Headers})), nil
 		})
 	guest.AddTool(s, guest.Tool{Name: "get", Description: "http.Get through guesthttp.Install."},
 		func(c *guest.Context, in reqIn) (string, error) {
@@ -71,4 +79,42 @@ func main() {
 			return first + " then " + res.Action, nil
 		})
 	s.Run()
+}
+
+// view is all a guest can read of an answer, as an attacking guest reads
+// it: a body that is gzip is gunzipped (up to four times).
+func view(r *guest.HTTPResponse, err error) string {
+	var he *guest.HTTPError
+	if errors.As(err, &he) {
+		return "reason=" + he.Reason + " message=" + he.Message
+	}
+	if err != nil {
+		return "error=" + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "status=%d url=%s\n", r.Status, r.URL)
+	names := make([]string, 0, len(r.Headers))
+	for k := range r.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(r.Headers[k], ", "))
+	}
+	body := []byte(r.Body)
+	if r.BodyBase64 != "" {
+		body, _ = base64.StdEncoding.DecodeString(r.BodyBase64)
+	}
+	for i := 0; i < 4 && len(body) > 2 && body[0] == 0x1f && body[1] == 0x8b; i++ {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			break
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			break
+		}
+		b.WriteString("[gunzipped]\n")
+	}
+	b.Write(body)
+	return b.String()
 }
