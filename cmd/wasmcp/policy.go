@@ -51,6 +51,9 @@ func httpJSON(h *egress.Policy) map[string]any {
 			}
 			entry["headers"] = hs
 		}
+		if r.FollowRedirects {
+			entry["follow_redirects"] = true
+		}
 		allow = append(allow, entry)
 	}
 	nets := make([]string, len(h.Networks))
