@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
 
@@ -61,9 +62,9 @@ func (c *checkedPeer) Notify(ctx context.Context, method string, params []byte) 
 }
 
 func (c *checkedPeer) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
-	params, ok := jsonrpc.Clean(params)
-	if !ok {
-		return nil, &abi.Error{Code: CodeInvalidParams, Message: method + " params are not valid JSON"}
+	params, err := jsonrpc.CleanJSON(params)
+	if err != nil {
+		return nil, &abi.Error{Code: CodeInvalidParams, Message: method + " params: " + err.Error()}
 	}
 	res, err := c.p.Request(ctx, method, params)
 	var e *abi.Error
@@ -73,6 +74,38 @@ func (c *checkedPeer) Request(ctx context.Context, method string, params []byte)
 		c.mu.Unlock()
 	}
 	return res, err
+}
+
+// plainText makes a guest's error message plain text: a control
+// character (ESC starting a terminal sequence, a BEL, a raw line break;
+// a tab is kept) or a C1 control becomes U+FFFD, and so does a byte that
+// is not UTF-8. A clean message, the usual case, is returned as is.
+func plainText(s string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if isControl(r) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isControl reports whether r is a C0 control other than tab, DEL, or a
+// C1 control.
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || (r >= 0x7F && r <= 0x9F)
 }
 
 // reservedCode reports whether a guest may not answer with code: the
@@ -95,8 +128,11 @@ func reservedCode(code int) bool {
 // passed are the reserved codes the host itself answered the guest with.
 func checkReply(method string, reply *contract.Reply, passed []int) error {
 	for i := range reply.InputRequests {
-		p, ok := jsonrpc.Clean(reply.InputRequests[i].Params)
-		if !ok || !isObject(p) {
+		p, err := jsonrpc.CleanJSON(reply.InputRequests[i].Params)
+		if err != nil {
+			return fmt.Errorf("its %s request's params: %w", reply.InputRequests[i].Method, err)
+		}
+		if !isObject(p) {
 			return fmt.Errorf("its %s request has params that are not a JSON object", reply.InputRequests[i].Method)
 		}
 		reply.InputRequests[i].Params = p
@@ -105,10 +141,11 @@ func checkReply(method string, reply *contract.Reply, passed []int) error {
 		if reservedCode(e.Code) && !slices.Contains(passed, e.Code) {
 			return fmt.Errorf("it answered with the JSON-RPC error code %d, which only the server may use (message %q)", e.Code, shortText(e.Message))
 		}
+		e.Message = plainText(e.Message)
 		if len(e.Data) > 0 {
-			d, ok := jsonrpc.Clean(e.Data)
-			if !ok {
-				return errors.New("its error's data is not valid JSON")
+			d, err := jsonrpc.CleanJSON(e.Data)
+			if err != nil {
+				return fmt.Errorf("its error's data: %w", err)
 			}
 			e.Data = d
 		}
@@ -117,14 +154,17 @@ func checkReply(method string, reply *contract.Reply, passed []int) error {
 	if len(reply.InputRequests) > 0 {
 		return nil
 	}
-	res, ok := jsonrpc.Clean(bytes.TrimSpace(reply.Result))
-	if !ok {
-		return errors.New("its result is not valid JSON")
+	res, err := jsonrpc.CleanJSON(bytes.TrimSpace(reply.Result))
+	if err != nil {
+		if errors.Is(err, jsonrpc.ErrNotJSON) {
+			return errors.New("its result is not valid JSON")
+		}
+		return fmt.Errorf("its result: %w", err)
 	}
 	if len(res) == 0 || res[0] != '{' {
 		return fmt.Errorf("its %s result is not a JSON object: %s", method, shortText(string(res)))
 	}
-	res, err := stripHostMembers(res)
+	res, err = stripHostMembers(res)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func TestGuestOutputChecked(t *testing.T) {
 		{`{"content":[{"type":"evil","text":"x"}]}`, "unknown type"},
 		{`{"content":[],"structuredContent":[1]}`, "structuredContent"},
 		{`{"content":[],"isError":"yes"}`, "isError"},
-		{`{"content":[{"type":"text","text":"x"}]`, "is not a CallToolResult"}, // the host's decoder refuses this; the check holds alone
+		{`{"content":[{"type":"text","text":"x"}]`, "is not valid JSON"}, // unbalanced: refused by the cleaning (jsonrpc.CleanJSON) itself
 	}
 	for _, c := range refused {
 		answer = contract.Reply{Result: []byte(c.result)}
@@ -171,4 +171,48 @@ func TestGuestOutputChecked(t *testing.T) {
 		t.Fatalf("notifications %q", rec.msgs)
 	}
 	mustValid(t, "notification", []byte(rec.msgs[0]))
+}
+
+// TestGuestOutputNormalised: what JSON parsers read differently, or a
+// terminal would act on, does not reach a client as the guest wrote it: a
+// result or error data naming a key twice is refused with the key named, a
+// lone surrogate escape becomes U+FFFD, and an error message loses its
+// control characters (an ESC starting a terminal sequence).
+func TestGuestOutputNormalised(t *testing.T) {
+	var answer contract.Reply
+	var note string
+	s := hostileServer(&answer, &note)
+	legacy := initialized(t, s, "2025-11-25")
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{}}}`
+
+	answer = contract.Reply{Result: []byte(`{"content":[{"type":"text","text":"shown"}],"content":[{"type":"text","text":"hidden"}]}`)}
+	r := handle(t, s, legacy, call, nil)
+	if !strings.Contains(string(r.Body), `\"content\" twice`) || strings.Contains(string(r.Body), "hidden") || !strings.Contains(string(r.Body), `"isError":true`) {
+		t.Fatalf("duplicate keys: %s", r.Body)
+	}
+	answer = contract.Reply{Result: []byte(`{"content":[{"type":"text","text":"a\ud800b"}]}`)}
+	r = handle(t, s, legacy, call, nil)
+	if !strings.Contains(string(r.Body), `"a\ufffdb"`) && !strings.Contains(string(r.Body), "a\uFFFDb") {
+		t.Fatalf("lone surrogate: %s", r.Body)
+	}
+	answer = contract.Reply{Error: &abi.Error{Code: -32602, Message: "bad \x1b[2J\x1b]0;evil\x07 arg\u009b", Data: []byte(`{"x":1,"x":2}`)}}
+	r = handle(t, s, legacy, call, nil)
+	if strings.Contains(string(r.Body), `"x":2`) {
+		t.Fatalf("error data with a duplicate key: %s", r.Body)
+	}
+	answer.Error.Data = []byte(`{"why":"\udfff"}`)
+	r = handle(t, s, legacy, call, nil)
+	mustValid(t, "guest error", r.Body)
+	var m struct {
+		Error struct {
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Error.Message != "bad \uFFFD[2J\uFFFD]0;evil\uFFFD arg\uFFFD" || string(m.Error.Data) != `{"why":"\ufffd"}` {
+		t.Fatalf("guest error message %q data %s", m.Error.Message, m.Error.Data)
+	}
 }

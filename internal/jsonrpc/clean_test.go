@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"unicode/utf8"
 )
@@ -21,6 +22,17 @@ func TestClean(t *testing.T) {
 		{"{\"a\":1,\r\"b\":2}", `{"a":1,"b":2}`, true},
 		{"{\"a\":\"unterminated}", "", false},
 		{"{\"a\":\x01}", "", false},
+		// Surrogates: a pair passes, a lone half becomes U+FFFD.
+		{`{"a":"\ud83d\ude00"}`, "", true},
+		{`{"a":"x\ud800y"}`, `{"a":"x\ufffdy"}`, true},
+		{`{"a":"\uDBFF\u0041"}`, `{"a":"\ufffd\u0041"}`, true},
+		{`{"a":"\udc00\ud800"}`, `{"a":"\ufffd\ufffd"}`, true},
+		{`{"a":"\ud800"}`, `{"a":"\ufffd"}`, true},
+		// Keys: the same key in sibling or nested objects is fine.
+		{`{"a":{"a":1},"b":[{"a":1},{"a":2}]}`, "", true},
+		{`[{"a":1},{"a":2}]`, "", true},
+		{`{"a":1}}`, "", false},
+		{`{"a":[1}`, "", false},
 	}
 	for _, c := range cases {
 		got, ok := Clean([]byte(c.in))
@@ -66,5 +78,36 @@ func BenchmarkCleanClean(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	for b.Loop() {
 		Clean(buf)
+	}
+}
+
+// TestCleanRefusesDuplicateKeys: an object naming a key twice, however the
+// key is written, is refused: parsers disagree on which value it holds.
+func TestCleanRefusesDuplicateKeys(t *testing.T) {
+	many := `{`
+	for i := range 40 {
+		many += `"k` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":1,`
+	}
+	cases := []struct{ in, key string }{
+		{`{"a":1,"a":2}`, "a"},
+		{`{"content":[],"isError":false,"content":[{"type":"text","text":"x"}]}`, "content"},
+		{`{"x":{"b":1,"c":2,"b":3}}`, "b"},
+		{`[1,{"a":1,"\u0061":2}]`, "a"},
+		{"{\"\xff\":1,\"\xfe\":2}", "\uFFFD"},
+		{`{"\ud800":1,"\udbff":2}`, "\uFFFD"},
+		{many + `"kaa":2}`, "kaa"},
+	}
+	for _, c := range cases {
+		_, err := CleanJSON([]byte(c.in))
+		var dup *DuplicateKeyError
+		if !errors.As(err, &dup) || dup.Key != c.key {
+			t.Errorf("CleanJSON(%q) = %v, want the duplicate key %q", c.in, err, c.key)
+		}
+		if _, ok := Clean([]byte(c.in)); ok {
+			t.Errorf("Clean(%q) accepted a duplicate key", c.in)
+		}
+	}
+	if _, err := CleanJSON([]byte(many + `"zz":2}`)); err != nil {
+		t.Errorf("40 distinct keys: %v", err)
 	}
 }
