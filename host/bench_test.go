@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // The word_count tool exists as a C guest (committed, built with wasi-libc)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 

@@ -157,3 +157,13 @@ func (r *request) resourceAllowed(uri string) bool {
 	}
 	return true
 }
+
+// owner is the principal the request acts for, and so the principal a task
+// of the request belongs to (only it may read, wait for or cancel the
+// task): the one its transport named, else its session's.
+func (r *request) owner() string {
+	if r.hint.Principal == "" && r.sess != nil {
+		return r.sess.Principal
+	}
+	return r.hint.Principal
+}

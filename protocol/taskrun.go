@@ -14,14 +14,6 @@ import (
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
-// owner is the principal a task of the request belongs to.
-func (r *request) owner() string {
-	if r.hint.Principal == "" && r.sess != nil {
-		return r.sess.Principal
-	}
-	return r.hint.Principal
-}
-
 // taskError turns a failure to reserve or create a task into the error the
 // client gets.
 func taskError(err error) *Error {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // The MCP-server guest: tests/testdata/mcpserver is an ordinary MCP server

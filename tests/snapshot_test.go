@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 var snapVersions built[[2][]byte]

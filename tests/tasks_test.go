@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // End-to-end tests of MCP tasks: the legacy (2025-11-25) task methods over

@@ -6,8 +6,8 @@ import (
 	"flag"
 	"io"
 
+	"github.com/wasmcp/wasmcp/cmd/wasmcp/internal/check"
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/check"
 	"github.com/wasmcp/wasmcp/registry"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 var probe string

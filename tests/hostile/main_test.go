@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 // The battery's shared fixtures, built once by TestMain.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 )
 
 // Built once per test binary by TestMain.

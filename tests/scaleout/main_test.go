@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
 	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
 )
 

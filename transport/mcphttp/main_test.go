@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 	"github.com/wasmcp/wasmcp/protocol"
 )
 

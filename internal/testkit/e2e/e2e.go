@@ -13,7 +13,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // BuildWasmcp builds the wasmcp command into dir and returns its path. With

@@ -33,7 +33,7 @@ func TestFindModuleRoot(t *testing.T) {
 	}
 	sub, err := moduleRootOf(filepath.Join(root, "internal", "guestbuild"))
 	if err != nil || sub != root {
-		t.Errorf("moduleRootOf(internal/testkit/guestbuild) = %s, %v; want %s", sub, err, root)
+		t.Errorf("moduleRootOf(internal/guestbuild) = %s, %v; want %s", sub, err, root)
 	}
 }
 

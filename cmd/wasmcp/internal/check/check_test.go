@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // rulesWasm is testdata/guests/rules, built once: a guest that keeps the
