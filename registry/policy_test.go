@@ -297,6 +297,7 @@ host = "API.GitHub.com."
 path = "/repos/"
 methods = ["get", "POST"]
 headers = { authorization = { from = "GH", prefix = "Bearer " }, X-Key = { file = "key.txt" } }
+follow_redirects = true
 
 [[http.allow]]
 scheme = "http"
@@ -325,6 +326,9 @@ port = 8080
 		r.Headers[1].Value != "filekey" || r.Headers[1].Source != "file "+filepath.Join(dir, "key.txt") {
 		t.Fatalf("headers %+v", r.Headers)
 	}
+	if !r.FollowRedirects || h.Allow[1].FollowRedirects {
+		t.Fatalf("follow_redirects: %v %v", r.FollowRedirects, h.Allow[1].FollowRedirects)
+	}
 	if h.Allow[1].String() != "GET,HEAD http://*.example.com:8080/" || len(h.Networks) != 2 || h.Networks[0].String() != "10.0.0.5/32" {
 		t.Fatalf("%v %v", h.Allow[1].String(), h.Networks)
 	}
@@ -336,6 +340,7 @@ port = 8080
 		"[[http.allow]]\nhost = \"a.com\"\nheaders = { A = \"x\\r\\ny\" }",
 		"[[http.allow]]\nscheme = \"ftp\"\nhost = \"a.com\"",
 		"[[http.allow]]\nhost = \"a.*.com\"",
+		"[[http.allow]]\nhost = \"a.com\"\nfollow_redirects = true",
 		"[[http.allow]]\nhost = \"a.com\"\npath = \"/a/../b\"",
 		"[http]\nnetworks = [\"0.0.0.0/0\"]",
 		"[http]\nnetworks = [\"nonsense\"]",
