@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -53,7 +54,7 @@ func (r *request) visible(n int, item func(int) (Module, string), kind string) (
 	var buf [8]byte
 	for i := 0; i < n; i++ {
 		mod, name := item(i)
-		if r.allowed(mod, kind, name) {
+		if mod == nil || r.allowed(mod, kind, name) { // no module: the operator's, open
 			idx = append(idx, i)
 			binary.LittleEndian.PutUint64(buf[:], uint64(i))
 			h.Write(buf[:])
@@ -150,6 +151,11 @@ func (r *request) resourceAllowed(uri string) bool {
 	if e, ok := r.cat.resIdx[uri]; ok {
 		return r.allowed(e.mod, ItemResource, uri)
 	}
+	if set := r.cat.skills; set != nil {
+		if s, ok := set.file[canonicalSkillURI(uri)]; ok {
+			return r.skillAllowed(s)
+		}
+	}
 	for _, t := range r.cat.templates {
 		if _, ok := t.t.Match(uri); ok {
 			return r.allowed(t.mod, ItemResource, t.tmpl.URITemplate)
@@ -166,4 +172,80 @@ func (r *request) owner() string {
 		return r.sess.Principal
 	}
 	return r.hint.Principal
+}
+
+// instructions are the server's instructions for the caller: the
+// operator's, then the sections of the modules the caller may see — a
+// module with an item (tool, resource, template, prompt or skill) the
+// caller may use, or with no item at all. A module whose every item its
+// grant hides from the caller is as absent from the instructions as from
+// the lists. hidden reports whether some section was left out (the
+// answer is then the caller's own, not a public one).
+func (r *request) instructions() (text string, hidden bool) {
+	c := r.cat
+	if r.srv.opts.Access == nil || len(c.instrOf) == 0 {
+		return c.Instructions(r.srv.opts.Instructions), false
+	}
+	var b strings.Builder
+	for _, mi := range c.instrOf {
+		if !r.seesModule(mi.mod) {
+			hidden = true
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(mi.text)
+	}
+	if !hidden {
+		return c.Instructions(r.srv.opts.Instructions), false
+	}
+	op := strings.TrimSpace(r.srv.opts.Instructions)
+	switch {
+	case b.Len() == 0:
+		return op, true
+	case op == "":
+		return b.String(), true
+	}
+	return op + "\n\n" + b.String(), true
+}
+
+// seesModule reports whether the caller may use some item of mod, or mod
+// has none.
+func (r *request) seesModule(mod Module) bool {
+	c := r.cat
+	any := false
+	for _, e := range c.tools {
+		if e.mod == mod {
+			if r.allowed(mod, ItemTool, e.tool.Name) {
+				return true
+			}
+			any = true
+		}
+	}
+	for _, e := range c.resources {
+		if e.mod == mod {
+			if r.allowed(mod, ItemResource, e.res.URI) {
+				return true
+			}
+			any = true
+		}
+	}
+	for _, e := range c.templates {
+		if e.mod == mod {
+			if r.allowed(mod, ItemResource, e.tmpl.URITemplate) {
+				return true
+			}
+			any = true
+		}
+	}
+	for _, e := range c.prompts {
+		if e.mod == mod {
+			if r.allowed(mod, ItemPrompt, e.prompt.Name) {
+				return true
+			}
+			any = true
+		}
+	}
+	return !any
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
 )
@@ -239,6 +240,42 @@ func TestClientCannotForgeHostMeta(t *testing.T) {
 					t.Fatalf("the host's principal is missing: %s", p)
 				}
 			}
+		}
+	}
+}
+
+// TestInstructionsFollowGrant: a module whose every item the caller may
+// not use is absent from the instructions of initialize and
+// server/discover (the discover answer is then private), as it is from
+// the lists; a module with no item at all keeps its section.
+func TestInstructionsFollowGrant(t *testing.T) {
+	tool := func(name string) []abi.Tool {
+		return []abi.Tool{{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	}
+	mods := []Module{
+		&fakeModule{name: "open", desc: &abi.Description{ABIVersion: 1, Instructions: "use open", Tools: tool("o")}, call: noCall},
+		&fakeModule{name: "secret", desc: &abi.Description{ABIVersion: 1, Instructions: "use secret", Tools: tool("s")}, call: noCall},
+		&fakeModule{name: "bare", desc: &abi.Description{ABIVersion: 1, Instructions: "just words"}, call: noCall},
+	}
+	s := NewServer(Options{Name: "test", Version: "1.0", PageSize: 10, Instructions: "operator words",
+		Access: func(ctx context.Context, principal string, mod Module, kind, name string) bool {
+			return mod.Name() != "secret" || principal == "alice"
+		}})
+	cat, _ := NewCatalog(mods, nil)
+	s.SetCatalog(cat)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	discover := `{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`
+	for _, body := range []string{init, discover} {
+		bob := string(handleHint(t, s, NewSession(), body, nil, Hint{Principal: "bob"}).Body)
+		alice := string(handleHint(t, s, NewSession(), body, nil, Hint{Principal: "alice"}).Body)
+		if strings.Contains(bob, "secret") || !strings.Contains(bob, "use open") || !strings.Contains(bob, "just words") || !strings.Contains(bob, "operator words") {
+			t.Fatalf("bob's instructions: %s", bob)
+		}
+		if !strings.Contains(alice, "use secret") {
+			t.Fatalf("alice's instructions: %s", alice)
+		}
+		if body == discover && (!strings.Contains(bob, `"cacheScope":"private"`) || !strings.Contains(alice, `"cacheScope":"public"`)) {
+			t.Fatalf("discover cache scopes: bob %s alice %s", bob, alice)
 		}
 	}
 }

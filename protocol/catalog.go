@@ -43,6 +43,15 @@ type Catalog struct {
 	// instructions are the modules' instructions, each under a heading
 	// naming its module, in module order.
 	instructions string
+	// instrOf holds each module's section of instructions, in module
+	// order, for a caller who may see only some modules.
+	instrOf []moduleInstructions
+}
+
+// moduleInstructions is one module's section of the instructions.
+type moduleInstructions struct {
+	mod  Module
+	text string // "## <module>\n\n<instructions>"
 }
 
 type toolEntry struct {
@@ -126,6 +135,7 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 				instr.WriteString("\n\n")
 			}
 			instr.WriteString("## " + m.Name() + "\n\n" + text)
+			c.instrOf = append(c.instrOf, moduleInstructions{mod: m, text: "## " + m.Name() + "\n\n" + text})
 		}
 		for i := range d.Tools {
 			t := &d.Tools[i]

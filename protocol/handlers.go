@@ -112,7 +112,7 @@ func (r *request) initialize() Response {
 		"capabilities":    r.capabilities(),
 		"serverInfo":      sonicRaw(r.srv.serverInfo),
 	}
-	if in := r.cat.Instructions(r.srv.opts.Instructions); in != "" {
+	if in, _ := r.instructions(); in != "" {
 		res["instructions"] = in
 	}
 	b, _ := sonic.Marshal(res)
@@ -133,8 +133,11 @@ func (r *request) discover() Response {
 		"cacheScope":        "public",
 		"_meta":             map[string]any{MetaServerInfo: sonicRaw(r.srv.serverInfo)},
 	}
-	if in := r.cat.Instructions(r.srv.opts.Instructions); in != "" {
+	if in, hidden := r.instructions(); in != "" {
 		res["instructions"] = in
+		if hidden {
+			res["cacheScope"] = "private" // the caller's own instructions
+		}
 	}
 	b, _ := sonic.Marshal(res)
 	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}

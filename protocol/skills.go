@@ -31,6 +31,14 @@ type skillSet struct {
 	files map[string]*skills.File      // any skill file URI → file
 	dirs  map[string][]json.RawMessage // directory URI → its children, sorted by URI
 	keys  map[string][]string          // directory URI → its children's URIs
+	// Who owns what, for the grants: a module's skill (its files, its
+	// directories and its entries in lists) follows the module's grant of
+	// the skill's SKILL.md URI as a resource; an operator's skill (no
+	// module) is open to every caller.
+	mod   map[*skills.Skill]Module   // skill → the module shipping it (absent: the operator's)
+	file  map[string]*skills.Skill   // skill file URI → its skill
+	child map[string][]*skills.Skill // directory URI → the skill of each child, parallel to keys
+	dir   map[string][]*skills.Skill // directory URI → the skills with a file under it
 }
 
 // NewCatalogWithSkills builds a catalog as NewCatalog does and adds the
@@ -45,10 +53,12 @@ func NewCatalogWithSkills(mods []Module, operator []*skills.Skill, log *slog.Log
 // order), into the catalog, listing every SKILL.md among the resources.
 func (c *Catalog) addSkills(operator []*skills.Skill, log *slog.Logger) []Conflict {
 	set := &skillSet{byURI: map[string]*skills.Skill{}, files: map[string]*skills.File{},
-		dirs: map[string][]json.RawMessage{}, keys: map[string][]string{}}
+		dirs: map[string][]json.RawMessage{}, keys: map[string][]string{},
+		mod: map[*skills.Skill]Module{}, file: map[string]*skills.Skill{},
+		child: map[string][]*skills.Skill{}, dir: map[string][]*skills.Skill{}}
 	var conflicts []Conflict
 	owner := map[string]string{}
-	add := func(s *skills.Skill, from string) {
+	add := func(s *skills.Skill, from string, mod Module) {
 		if prev, ok := owner[s.URI()]; ok {
 			conflicts = append(conflicts, Conflict{Kind: "skill", Name: s.URI(), Kept: prev, Dropped: from})
 			log.Warn("duplicate skill; the first keeps it", "skill", s.URI(), "kept", prev, "dropped", from)
@@ -62,18 +72,21 @@ func (c *Catalog) addSkills(operator []*skills.Skill, log *slog.Logger) []Confli
 			}
 		}
 		owner[s.URI()] = from
+		if mod != nil {
+			set.mod[s] = mod
+		}
 		set.add(s)
 		enc, _ := json.Marshal(&abi.Resource{URI: s.URI(), Name: s.Name, Description: s.Description,
 			MimeType: "text/markdown", Size: int64(len(set.files[s.URI()].Data))})
-		c.resources = append(c.resources, &resourceEntry{res: &abi.Resource{URI: s.URI()}, enc: enc})
+		c.resources = append(c.resources, &resourceEntry{res: &abi.Resource{URI: s.URI()}, mod: mod, enc: enc})
 	}
 	for _, s := range operator {
-		add(s, "skills directory")
+		add(s, "skills directory", nil)
 	}
 	for _, m := range c.modules {
 		if src, ok := m.(skillSource); ok {
 			for _, s := range src.Skills() {
-				add(s, m.Name())
+				add(s, m.Name(), m)
 			}
 		}
 	}
@@ -84,11 +97,11 @@ func (c *Catalog) addSkills(operator []*skills.Skill, log *slog.Logger) []Confli
 			idx[i] = i
 		}
 		sort.Slice(idx, func(i, j int) bool { return keys[idx[i]] < keys[idx[j]] })
-		sk, sd := make([]string, len(keys)), make([]json.RawMessage, len(keys))
+		sk, sd, so := make([]string, len(keys)), make([]json.RawMessage, len(keys)), make([]*skills.Skill, len(keys))
 		for i, k := range idx {
-			sk[i], sd[i] = keys[k], set.dirs[d][k]
+			sk[i], sd[i], so[i] = keys[k], set.dirs[d][k], set.child[d][k]
 		}
-		set.keys[d], set.dirs[d] = sk, sd
+		set.keys[d], set.dirs[d], set.child[d] = sk, sd, so
 	}
 	c.skills = set
 	return conflicts
@@ -98,14 +111,25 @@ func (c *Catalog) addSkills(operator []*skills.Skill, log *slog.Logger) []Confli
 func (set *skillSet) add(s *skills.Skill) {
 	set.list = append(set.list, s)
 	set.byURI[s.URI()] = s
+	owns := func(dir string) {
+		if l := set.dir[dir]; len(l) == 0 || l[len(l)-1] != s {
+			set.dir[dir] = append(l, s)
+		}
+	}
 	child := func(dir, uri string, enc []byte) {
 		set.keys[dir] = append(set.keys[dir], uri)
 		set.dirs[dir] = append(set.dirs[dir], enc)
+		set.child[dir] = append(set.child[dir], s)
+		owns(dir)
 	}
 	seenDir := map[string]bool{s.Root(): true}
-	set.dirs[s.Root()], set.keys[s.Root()] = nil, nil
+	if _, ok := set.keys[s.Root()]; !ok {
+		set.dirs[s.Root()], set.keys[s.Root()] = nil, nil
+	}
+	owns(s.Root())
 	for _, f := range s.Files {
 		set.files[f.URI] = f
+		set.file[f.URI] = s
 		enc, _ := json.Marshal(&abi.Resource{URI: f.URI, Name: path.Base(f.Path), MimeType: f.MimeType, Size: int64(len(f.Data))})
 		dir := s.Root()
 		if i := strings.LastIndexByte(f.URI, '/'); i > len(s.Root()) {
@@ -174,9 +198,13 @@ func canonicalSkillURI(uri string) string {
 
 func (r *request) listSkills() Response {
 	list := r.cat.Skills()
+	var item func(int) (Module, string)
+	if set := r.cat.skills; set != nil && len(set.mod) > 0 {
+		item = func(i int) (Module, string) { return set.mod[list[i]], list[i].URI() }
+	}
 	return r.page("skills", len(list),
 		func(i int) string { return list[i].URI() },
-		func(i int) []byte { return list[i].Entry() }, 0, nil, "")
+		func(i int) []byte { return list[i].Entry() }, 0, item, ItemResource)
 }
 
 func (r *request) getSkill() Response {
@@ -187,7 +215,7 @@ func (r *request) getSkill() Response {
 	if c := r.cat.skills; c != nil {
 		s = c.byURI[canonicalSkillURI(r.p.URI)]
 	}
-	if s == nil {
+	if s == nil || !r.skillAllowed(s) {
 		data, _ := json.Marshal(map[string]string{"uri": r.p.URI})
 		return r.fail(&Error{Code: CodeInvalidParams, Message: "Unknown skill: " + r.p.URI, Data: data})
 	}
@@ -202,8 +230,11 @@ func (r *request) readSkillFile(uri string) (Response, bool) {
 	if r.cat.skills == nil || !strings.HasPrefix(uri, skills.Scheme+"://") {
 		return Response{}, false
 	}
-	f, ok := r.cat.skills.files[canonicalSkillURI(uri)]
-	if !ok {
+	uri = canonicalSkillURI(uri)
+	f, ok := r.cat.skills.files[uri]
+	if !ok || !r.skillAllowed(r.cat.skills.file[uri]) {
+		// A file of a skill the caller may not use is as unknown as
+		// one that does not exist.
 		return Response{}, false
 	}
 	return r.ok(f.Contents(), true), true
@@ -218,10 +249,23 @@ func (r *request) readDirectory() Response {
 	uri := canonicalSkillURI(r.p.URI)
 	var keys []string
 	var encs []json.RawMessage
+	var owners []*skills.Skill
 	ok := false
 	if c := r.cat.skills; c != nil {
 		keys, ok = c.keys[uri]
-		encs = c.dirs[uri]
+		encs, owners = c.dirs[uri], c.child[uri]
+		if ok && r.srv.opts.Access != nil {
+			// A directory is there for the caller when a skill it may
+			// use has a file under it; its children are those of the
+			// skills the caller may use.
+			ok = false
+			for _, s := range c.dir[uri] {
+				if r.skillAllowed(s) {
+					ok = true
+					break
+				}
+			}
+		}
 	}
 	if !ok {
 		data, _ := json.Marshal(map[string]string{"uri": r.p.URI})
@@ -231,7 +275,17 @@ func (r *request) readDirectory() Response {
 	if r.p.Cursor != nil {
 		cursor = *r.p.Cursor
 	}
-	pk := pageKey{list: "directory\x00" + uri, era: r.era, cursor: cursor}
+	idx, grants := r.visible(len(keys), func(i int) (Module, string) {
+		return r.cat.skills.mod[owners[i]], owners[i].URI()
+	}, ItemResource)
+	if idx != nil {
+		k, e := make([]string, len(idx)), make([]json.RawMessage, len(idx))
+		for j, i := range idx {
+			k[j], e[j] = keys[i], encs[i]
+		}
+		keys, encs = k, e
+	}
+	pk := pageKey{list: "directory\x00" + uri, era: r.era, cursor: cursor, grants: grants}
 	if b, ok := r.cat.pages.Load(pk); ok {
 		return Response{Body: ResultResponse(r.msg.ID, b.([]byte)), Era: r.era}
 	}
@@ -267,4 +321,16 @@ func (r *request) readDirectory() Response {
 	}
 	r.cat.pages.Store(pk, b)
 	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}
+}
+
+// skillAllowed reports whether the caller may use skill s: an operator's
+// skill is open; a module's follows the module's grant of the skill's
+// SKILL.md URI as a resource (the module's grant unless
+// [access.resources."skill://…/SKILL.md"] names one).
+func (r *request) skillAllowed(s *skills.Skill) bool {
+	if s == nil || r.srv.opts.Access == nil || r.cat.skills == nil {
+		return true
+	}
+	mod, ok := r.cat.skills.mod[s]
+	return !ok || r.allowed(mod, ItemResource, s.URI())
 }

@@ -314,3 +314,73 @@ func TestSkillFileUpdateNotifies(t *testing.T) {
 		t.Fatalf("notifications %q, want one update of the edited SKILL.md", got)
 	}
 }
+
+// TestSkillsFollowGrant: a module's skills follow its grant on every
+// surface — skills/list, skills/get, resources/list, resources/read of any
+// of its files, resources/directory/read of any of its directories,
+// resources/subscribe — and a denied one answers as an unknown one does;
+// the operator's skills stay open (issue 25 item 5).
+func TestSkillsFollowGrant(t *testing.T) {
+	s, _ := newSkillServer(t, 2)
+	s.opts.Access = func(ctx context.Context, principal string, mod Module, kind, name string) bool {
+		if mod == nil {
+			t.Fatalf("asked about %s %s of no module", kind, name)
+		}
+		return principal == "alice"
+	}
+	alice, bob := Hint{Principal: "alice"}, Hint{Principal: "bob"}
+	sess := initialized(t, s, "2025-11-25")
+	for round := 0; round < 2; round++ { // the second from the page caches
+		skillsOf := func(h Hint) string {
+			return strings.Join(listAll(t, s, sess, "skills/list", "skills", "uri", h), " ")
+		}
+		if got, want := skillsOf(bob), "skill://group/a-skill/SKILL.md skill://shared/SKILL.md"; got != want {
+			t.Fatalf("bob's skills/list: %s, want %s", got, want)
+		}
+		if got := skillsOf(alice); !strings.Contains(got, "skill://pdf/SKILL.md") {
+			t.Fatalf("alice's skills/list: %s", got)
+		}
+		res := strings.Join(listAll(t, s, sess, "resources/list", "resources", "uri", bob), " ")
+		if strings.Contains(res, "skill://pdf") || !strings.Contains(res, "skill://shared/SKILL.md") {
+			t.Fatalf("bob's resources/list: %s", res)
+		}
+		if res := strings.Join(listAll(t, s, sess, "resources/list", "resources", "uri", alice), " "); !strings.Contains(res, "skill://pdf/SKILL.md") {
+			t.Fatalf("alice's resources/list: %s", res)
+		}
+	}
+	call := func(h Hint, body string) string { return string(handleHint(t, s, sess, body, nil, h).Body) }
+	same := func(what, denied, unknown, from, to string) {
+		t.Helper()
+		d := call(bob, denied)
+		u := call(bob, unknown)
+		if strings.ReplaceAll(d, from, to) != u {
+			t.Fatalf("%s: denied %s; unknown %s", what, d, u)
+		}
+		if a := call(alice, denied); a == strings.ReplaceAll(u, to, from) {
+			t.Fatalf("%s: alice is refused too: %s", what, a)
+		}
+	}
+	same("skills/get", `{"jsonrpc":"2.0","id":3,"method":"skills/get","params":{"uri":"skill://pdf/SKILL.md"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"skills/get","params":{"uri":"skill://zzz/SKILL.md"}}`, "pdf", "zzz")
+	for _, f := range []string{"skill://pdf/SKILL.md", "skill://pdf/references/FORMS.md", "skill://pdf/references/%46ORMS.md", "skill://pdf/logo.png"} {
+		same("read "+f, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"`+f+`"}}`,
+			`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"`+strings.Replace(f, "pdf", "zzz", 1)+`"}}`, "pdf", "zzz")
+	}
+	for _, d := range []string{"skill://pdf", "skill://pdf/", "skill://pdf/references", "skill://pdf/references/deep"} {
+		same("directory "+d, `{"jsonrpc":"2.0","id":5,"method":"resources/directory/read","params":{"uri":"`+d+`"}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"resources/directory/read","params":{"uri":"`+strings.Replace(d, "pdf", "zzz", 1)+`"}}`, "pdf", "zzz")
+	}
+	// The operator's skills are everyone's.
+	if got := call(bob, `{"jsonrpc":"2.0","id":6,"method":"resources/directory/read","params":{"uri":"skill://shared"}}`); !strings.Contains(got, "skill://shared/SKILL.md") {
+		t.Fatalf("bob's read of the operator's directory: %s", got)
+	}
+	if got := call(bob, `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"skill://shared/SKILL.md"}}`); !strings.Contains(got, "from the directory") {
+		t.Fatalf("bob's read of the operator's skill: %s", got)
+	}
+	// A subscription to a hidden skill file is accepted and never kept.
+	bs := initialized(t, s, "2025-11-25")
+	handleHint(t, s, bs, `{"jsonrpc":"2.0","id":8,"method":"resources/subscribe","params":{"uri":"skill://pdf/SKILL.md"}}`, nil, bob)
+	if bs.Subscribed("skill://pdf/SKILL.md") {
+		t.Fatal("bob is subscribed to a skill file he may not read")
+	}
+}

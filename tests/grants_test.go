@@ -79,3 +79,60 @@ func TestGrantsForgedPrincipal(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantsSkills: a module's skills, tool and instructions follow its
+// [access] grant on every surface: bob (no scope) finds none of them in
+// skills/list, resources/list or initialize, and skills/get,
+// resources/read and resources/directory/read of them answer as for an
+// unknown skill; alice (admin) gets each (issue 25 item 5).
+func TestGrantsSkills(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := guestbuild.Build(context.Background(), "testdata/grantskill", filepath.Join(dir, "grantskill.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "grantskill.policy.toml"), []byte("[access]\nscopes = [\"admin\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", grantKeys(t))
+	initOf := func(authz string) string {
+		return httpDo(t, http.MethodPost, s.url, withAuth(nil, authz), legacyInit).body
+	}
+	if got := initOf("Bearer bob-key"); strings.Contains(got, "grantskill") {
+		t.Fatalf("bob's initialize names the module: %s", got)
+	}
+	if got := initOf("Bearer alice-key"); !strings.Contains(got, "the grantskill module's instructions") {
+		t.Fatalf("alice's initialize lacks the module's instructions: %s", got)
+	}
+	alice, bob := legacySession(t, s.url, "Bearer alice-key"), legacySession(t, s.url, "Bearer bob-key")
+	req := func(method, params string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
+	}
+	for _, c := range []struct{ method, params, unknown string }{
+		{"skills/list", `{}`, ""},
+		{"resources/list", `{}`, ""},
+		{"tools/list", `{}`, ""},
+		{"skills/get", `{"uri":"skill://granted-skill/SKILL.md"}`, `{"uri":"skill://zzzzzzz-skill/SKILL.md"}`},
+		{"resources/read", `{"uri":"skill://granted-skill/SKILL.md"}`, `{"uri":"skill://zzzzzzz-skill/SKILL.md"}`},
+		{"resources/read", `{"uri":"skill://granted-skill/references/detail.md"}`, `{"uri":"skill://zzzzzzz-skill/references/detail.md"}`},
+		{"resources/directory/read", `{"uri":"skill://granted-skill"}`, `{"uri":"skill://zzzzzzz-skill"}`},
+		{"resources/directory/read", `{"uri":"skill://granted-skill/references"}`, `{"uri":"skill://zzzzzzz-skill/references"}`},
+		{"tools/call", `{"name":"granted_tool","arguments":{}}`, `{"name":"zzzzzzz_tool","arguments":{}}`},
+	} {
+		a := sseData(alice(req(c.method, c.params)).body)
+		if !strings.Contains(a, "granted") || strings.Contains(a, `"error"`) {
+			t.Fatalf("alice's %s %s: %s", c.method, c.params, a)
+		}
+		b := bob(req(c.method, c.params))
+		if c.unknown == "" {
+			if strings.Contains(b.body, "granted") {
+				t.Fatalf("bob's %s shows the module's item: %s", c.method, b.body)
+			}
+			continue
+		}
+		u := bob(req(c.method, c.unknown))
+		if strings.ReplaceAll(strings.ReplaceAll(sseData(b.body), "granted", "zzzzzzz"), "zzzzzzz_tool", "zzzzzzz_tool") != sseData(u.body) || b.status != u.status {
+			t.Fatalf("bob's %s %s: %d %s; of an unknown one: %d %s", c.method, c.params, b.status, b.body, u.status, u.body)
+		}
+	}
+}
