@@ -1,3 +1,5 @@
+//go:build otlpgrpc
+
 package telemetry
 
 import (
@@ -67,18 +69,6 @@ func TestOTLPOverGRPC(t *testing.T) {
 	for _, want := range []string{"tools/call echo", "execute_tool echo", "instantiate fake", "run fake"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("the collector got spans %q, without %q", got, want)
-		}
-	}
-}
-
-func TestOTLPConfigRefused(t *testing.T) {
-	for _, c := range []TracingConfig{
-		{Endpoint: "http://127.0.0.1:4317", Protocol: "thrift"},
-		{Endpoint: "127.0.0.1:4317", Protocol: ProtocolGRPC},
-		{Endpoint: "unix:///tmp/x", Protocol: ProtocolGRPC},
-	} {
-		if _, _, err := StartOTLP(context.Background(), c); err == nil {
-			t.Errorf("%+v accepted", c)
 		}
 	}
 }

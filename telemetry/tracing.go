@@ -11,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -94,7 +93,7 @@ func StartOTLP(ctx context.Context, cfg TracingConfig) (_ *Tracing, shutdown fun
 		if u, perr := url.Parse(cfg.Endpoint); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, nil, fmt.Errorf("OTLP/gRPC endpoint %q: want http://HOST:PORT (no TLS) or https://HOST:PORT", cfg.Endpoint)
 		}
-		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(cfg.Endpoint))
+		exp, err = grpcExporter(ctx, cfg.Endpoint)
 	default:
 		return nil, nil, fmt.Errorf("OTLP protocol %q: want %s or %s", cfg.Protocol, ProtocolHTTP, ProtocolGRPC)
 	}
