@@ -412,17 +412,16 @@ func (h *Handler) batchTooLarge(w http.ResponseWriter) {
 		"Invalid request: a batch may hold at most "+strconv.Itoa(h.opts.MaxBatch)+" messages")
 }
 
-// sessionContext is ctx, also canceled when the session ends.
+// sessionContext is ctx, also canceled when the session ends. The end is
+// followed with context.AfterFunc, which starts no goroutine unless the
+// session does end first.
 func sessionContext(ctx context.Context, sess *session) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-sess.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+	stop := context.AfterFunc(sess.ctx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // hasRequest reports whether a batch holds a request (a message that

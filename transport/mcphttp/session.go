@@ -114,12 +114,14 @@ type session struct {
 	resumed    map[uint64]*getStream // GETs resuming a POST stream, by its number
 	everGet    bool
 	closed     bool
-	done       chan struct{} // closed by close
+	ctx        context.Context    // ended by close: the requests of the session end with it
+	end        context.CancelFunc // ends ctx
 }
 
 func (h *Handler) newSession(ps *protocol.Session, principal string, pair bool) *session {
 	s := &session{id: ps.ID, ps: ps, principal: principal, pair: pair,
-		ring: ring{maxN: h.opts.ReplayEvents, maxBytes: h.opts.ReplayBytes}, done: make(chan struct{})}
+		ring: ring{maxN: h.opts.ReplayEvents, maxBytes: h.opts.ReplayBytes}}
+	s.ctx, s.end = context.WithCancel(context.Background())
 	s.touch()
 	return s
 }
@@ -253,7 +255,7 @@ func (s *session) close() {
 		return
 	}
 	s.closed = true
-	close(s.done)
+	s.end()
 	if s.get != nil {
 		s.get.kick()
 		s.get = nil
