@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -156,9 +157,25 @@ func listenHTTP(addr string, f *httpFlags, af *authFlags, maxBatch int, log *slo
 	for _, fn := range extra {
 		fn(&opts)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenTCP("tcp", addr)
 	if err != nil {
 		return nil, opts, fmt.Errorf("--http: %w", err)
+	}
+	// A name is only what the resolver said: "localhost" mapped to a
+	// public address in /etc/hosts binds that address. What counts is the
+	// address bound.
+	if loopbackAddr(addr) && !boundLoopback(ln.Addr()) {
+		if err := af.check(ln.Addr().String(), log); err != nil {
+			ln.Close()
+			return nil, opts, fmt.Errorf("--http %s resolved to %s: %w", addr, ln.Addr(), err)
+		}
+		if _, ok := opts.ExtraRoutes["/metrics"]; ok {
+			// /metrics goes on the MCP listener only on a loopback bind.
+			routes := maps.Clone(opts.ExtraRoutes)
+			delete(routes, "/metrics")
+			opts.ExtraRoutes = routes
+			log.Warn("/metrics not served: --http bound a non-loopback address; set --metrics-addr", "http", addr, "bound", ln.Addr().String())
+		}
 	}
 	opts.Addr = ln.Addr().String()
 	if opts.Middleware, err = af.wrap(opts.Addr, opts.TLSCert != "", log); err != nil {
@@ -215,4 +232,21 @@ func (b *byteSize) Set(s string) error {
 	}
 	*b = byteSize(n * m)
 	return nil
+}
+
+// listenTCP binds a TCP listener; a variable so that a test can bind a
+// name the way a misconfigured resolver would.
+var listenTCP = net.Listen
+
+// boundLoopback reports whether a listener's address is a loopback one.
+func boundLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/transport/mcphttp"
+)
+
+// publicAddr is a listener bound on loopback that reports the address a
+// resolver mapping "localhost" to a public address would have bound: no
+// packet leaves the machine, /etc/hosts is untouched.
+type publicAddr struct{ net.Listener }
+
+func (l publicAddr) Addr() net.Addr {
+	return &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: l.Listener.Addr().(*net.TCPAddr).Port}
+}
+
+// TestListenHTTPChecksBoundAddress: serve --http localhost:PORT with
+// --auth none refuses to serve when the name bound a non-loopback
+// address, and /metrics leaves the MCP listener then (with --auth or
+// --allow-unauthenticated); a real loopback bind still serves (issue 25
+// item 15).
+func TestListenHTTPChecksBoundAddress(t *testing.T) {
+	var names []string
+	listenTCP = func(network, addr string) (net.Listener, error) {
+		names = append(names, addr)
+		ln, err := net.Listen(network, "127.0.0.1:0")
+		if err != nil || !strings.HasPrefix(addr, "localhost:") {
+			return ln, err
+		}
+		return publicAddr{ln}, nil
+	}
+	defer func() { listenTCP = net.Listen }()
+	var hf httpFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	hf.register(fs)
+	_ = fs.Parse(nil)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	withMetrics := func(o *mcphttp.Options) {
+		o.ExtraRoutes = map[string]http.Handler{"/metrics": http.NotFoundHandler(), "/healthz": http.NotFoundHandler()}
+	}
+	ln, _, err := listenHTTP("localhost:0", &hf, parseAuthFlags(t), 0, log, withMetrics)
+	if err == nil {
+		ln.Close()
+		t.Fatal("--http localhost:0 bound 192.0.2.7 and serves without authentication")
+	}
+	if !strings.Contains(err.Error(), "192.0.2.7") || !strings.Contains(err.Error(), "--allow-unauthenticated") {
+		t.Fatalf("error: %v", err)
+	}
+	for _, af := range []*authFlags{parseAuthFlags(t, "--allow-unauthenticated"), parseAuthFlags(t, "--auth", "apikey", "--auth-keys-file", "/dev/null")} {
+		ln, opts, err := listenHTTP("localhost:0", &hf, af, 0, log, withMetrics)
+		if err != nil {
+			t.Fatalf("%s: %v", af.provider, err)
+		}
+		ln.Close()
+		if _, ok := opts.ExtraRoutes["/metrics"]; ok || opts.ExtraRoutes["/healthz"] == nil {
+			t.Fatalf("%s: routes on a public bind: %v", af.provider, opts.ExtraRoutes)
+		}
+	}
+	ln, opts, err := listenHTTP("127.0.0.1:0", &hf, parseAuthFlags(t), 0, log, withMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if opts.ExtraRoutes["/metrics"] == nil {
+		t.Fatal("a loopback bind lost /metrics")
+	}
+}
