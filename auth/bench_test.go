@@ -57,3 +57,32 @@ func BenchmarkJWTUncached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJWTDPoP is the per-call cost of a DPoP-bound token already
+// validated (cached) with a fresh proof: the proof's ES256 signature, its
+// claims, the key thumbprint and the replay cache (RFC 9449).
+func BenchmarkJWTDPoP(b *testing.B) {
+	is := newIssuer(b)
+	k := newRSA(b, "k1")
+	is.publish(k.public())
+	c := &clock{t: time.Now()}
+	j := newTestJWT(b, is, c)
+	h := newHolder(b)
+	cl := claimsAt(is, c.now())
+	cl["cnf"] = map[string]string{"jkt": h.jkt}
+	tok := k.sign(b, cl)
+	reqs := make([]*http.Request, b.N+1)
+	for i := range reqs {
+		reqs[i] = dpopReq(tok, h.proof(b, tok, c.now()))
+	}
+	if _, err := j.Authenticate(reqs[b.N]); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := j.Authenticate(reqs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

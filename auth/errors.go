@@ -27,6 +27,9 @@ type Error struct {
 	Scope []string
 	// cause is the underlying error, logged, never sent.
 	cause error
+	// dpop makes the challenge a DPoP one (RFC 9449 §7.1): the request
+	// used the DPoP scheme, or needs to.
+	dpop bool
 }
 
 func (e *Error) Error() string {

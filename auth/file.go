@@ -2,8 +2,8 @@ package auth
 
 import (
 	"fmt"
-	"net/http"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"

@@ -122,7 +122,11 @@ type Guard struct {
 	challengeSc string // the scope of 401 challenges
 	limits      *principalCaps
 	provider    string // ProviderName of opts.Provider
+	dpop        *dpop  // the provider's DPoP checks, nil for providers without
 }
+
+// dpopProvider is a provider that checks DPoP proofs (JWT, Introspection).
+type dpopProvider interface{ dpopChecks() *dpop }
 
 // NewGuard wraps next.
 func NewGuard(next http.Handler, opts GuardOptions) (*Guard, error) {
@@ -149,7 +153,15 @@ func NewGuard(next http.Handler, opts GuardOptions) (*Guard, error) {
 		ScopesSupported        []string `json:"scopes_supported,omitempty"`
 		BearerMethodsSupported []string `json:"bearer_methods_supported"`
 		ResourceName           string   `json:"resource_name,omitempty"`
-	}{opts.Resource, opts.AuthorizationServers, opts.ScopesSupported, []string{"header"}, opts.ResourceName}
+		DPoPAlgs               []string `json:"dpop_signing_alg_values_supported,omitempty"`
+		DPoPRequired           bool     `json:"dpop_bound_access_tokens_required,omitempty"`
+	}{Resource: opts.Resource, AuthorizationServers: opts.AuthorizationServers, ScopesSupported: opts.ScopesSupported,
+		BearerMethodsSupported: []string{"header"}, ResourceName: opts.ResourceName}
+	if dp, ok := opts.Provider.(dpopProvider); ok && dp.dpopChecks() != nil {
+		g.dpop = dp.dpopChecks()
+		md.DPoPAlgs = strings.Fields(g.dpop.algNames)
+		md.DPoPRequired = g.dpop.required
+	}
 	g.metadata, _ = json.Marshal(md)
 	sc := opts.RequiredScopes
 	if len(sc) == 0 {
@@ -188,7 +200,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if miss := p.missing(g.opts.RequiredScopes); len(miss) > 0 {
 		g.refuse(w, r, &Error{Status: http.StatusForbidden, Code: CodeInsufficientScope,
-			Description: "the token lacks a required scope", Scope: g.opts.RequiredScopes}, start)
+			Description: "the token lacks a required scope", Scope: g.opts.RequiredScopes, dpop: g.dpop != nil && usesDPoP(r)}, start)
 		return
 	}
 	if r.Method == http.MethodPost {
@@ -258,13 +270,21 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, e *Error, start t
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// challenge builds the WWW-Authenticate value (RFC 6750 §3, RFC 9728 §5.1).
+// challenge builds the WWW-Authenticate value (RFC 6750 §3, RFC 9728 §5.1;
+// RFC 9449 §7.1 for DPoP: when the request used DPoP, needs it, or DPoP
+// is required and no credentials came).
 func (g *Guard) challenge(scheme string, e *Error) string {
 	if !strings.HasPrefix(scheme, "Bearer") {
 		return scheme
 	}
+	dpop := g.dpop != nil && (e.dpop || g.dpop.required && e.Code == "")
 	var b strings.Builder
-	b.WriteString(`Bearer resource_metadata="`)
+	if dpop {
+		b.WriteString("DPoP ")
+	} else {
+		b.WriteString("Bearer ")
+	}
+	b.WriteString(`resource_metadata="`)
 	b.WriteString(g.metaURL)
 	b.WriteByte('"')
 	scope := g.challengeSc
@@ -274,10 +294,19 @@ func (g *Guard) challenge(scheme string, e *Error) string {
 	if scope != "" {
 		fmt.Fprintf(&b, `, scope="%s"`, quoteSafe(scope))
 	}
+	if dpop {
+		fmt.Fprintf(&b, `, algs="%s"`, g.dpop.algNames)
+	}
 	if e.Code != "" {
 		fmt.Fprintf(&b, `, error="%s", error_description="%s"`, e.Code, quoteSafe(e.Description))
 	}
 	return b.String()
+}
+
+// usesDPoP reports whether r's Authorization header uses the DPoP scheme.
+func usesDPoP(r *http.Request) bool {
+	scheme, _, ok := ParseAuthorization(r.Header.Get("Authorization"))
+	return ok && scheme == "dpop"
 }
 
 // quoteSafe drops the characters a quoted-string in a challenge cannot

@@ -29,6 +29,11 @@ type IntrospectionConfig struct {
 	MaxTokenBytes int
 	// Client asks the endpoint; nil means a client with a 10 s timeout.
 	Client *http.Client
+	// DPoP configures the checks of DPoP-bound tokens (RFC 9449): an
+	// answer with cnf.jkt binds the token to that key.
+	DPoP DPoPConfig
+	// Leeway is the clock skew allowed on a DPoP proof's iat; 0 means 30 s.
+	Leeway time.Duration
 }
 
 // Introspection is a Provider of opaque bearer tokens, asked about at the
@@ -36,6 +41,7 @@ type IntrospectionConfig struct {
 type Introspection struct {
 	cfg   IntrospectionConfig
 	cache *tokenCache
+	dpop  *dpop
 }
 
 // NewIntrospection returns an Introspection provider.
@@ -56,18 +62,29 @@ func NewIntrospection(cfg IntrospectionConfig) (*Introspection, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &Introspection{cfg: cfg, cache: newTokenCache(0, nil)}, nil
+	if cfg.Leeway <= 0 {
+		cfg.Leeway = 30 * time.Second
+	}
+	d, err := newDPoP(cfg.DPoP, cfg.Audience, cfg.Leeway, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Introspection{cfg: cfg, cache: newTokenCache(0, nil), dpop: d}, nil
 }
+
+func (in *Introspection) dpopChecks() *dpop { return in.dpop }
 
 // Scheme is "Bearer".
 func (in *Introspection) Scheme() string { return "Bearer" }
 
-// Authenticate introspects the bearer token of r.
+// Authenticate introspects the access token of r: a bearer token, or a
+// DPoP-bound one with its DPoP proof (RFC 9449).
 func (in *Introspection) Authenticate(r *http.Request) (*Principal, error) {
-	tok, err := bearerToken(r.Header.Get("Authorization"))
-	if err != nil {
-		return nil, err
-	}
+	return in.dpop.authenticate(r, func(tok string) (*Principal, error) { return in.introspect(r, tok) })
+}
+
+// introspect asks about tok (or remembers the answer).
+func (in *Introspection) introspect(r *http.Request, tok string) (*Principal, error) {
 	if len(tok) > in.cfg.MaxTokenBytes {
 		return nil, invalid(fmt.Sprintf("the token is longer than %d bytes", in.cfg.MaxTokenBytes), nil)
 	}
@@ -101,6 +118,7 @@ func (in *Introspection) Authenticate(r *http.Request) (*Principal, error) {
 		Exp      int64           `json:"exp"`
 		Nbf      int64           `json:"nbf"`
 		Aud      json.RawMessage `json:"aud"`
+		Cnf      cnfClaim        `json:"cnf"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMetadataBytes)).Decode(&ans); err != nil {
 		return nil, &Error{Status: http.StatusBadGateway, Description: "the introspection endpoint answered no JSON", cause: err}
@@ -124,6 +142,7 @@ func (in *Introspection) Authenticate(r *http.Request) (*Principal, error) {
 		return nil, invalid("the token names no subject", nil)
 	}
 	p := &Principal{Name: name, Scopes: strings.Fields(ans.Scope)}
+	p.jkt, p.otherCnf = ans.Cnf.binding()
 	exp := now.Add(in.cfg.CacheTTL)
 	if ans.Exp != 0 && time.Unix(ans.Exp, 0).Before(exp) {
 		exp = time.Unix(ans.Exp, 0)

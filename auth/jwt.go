@@ -55,6 +55,8 @@ type JWTConfig struct {
 	// no other JWT the issuer signs (an ID token, a logout token) passes
 	// for an access token; set it only for an issuer that cannot set typ.
 	AllowAnyTyp bool
+	// DPoP configures the checks of DPoP-bound tokens (RFC 9449).
+	DPoP DPoPConfig
 	// Now is the clock; nil means time.Now (tests set it).
 	Now func() time.Time
 }
@@ -66,6 +68,7 @@ type JWT struct {
 	keys   *keySet
 	cache  *tokenCache
 	parser *jwt.Parser
+	dpop   *dpop
 }
 
 // NewJWT returns a JWT provider. It does not contact the issuer: keys are
@@ -117,20 +120,24 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 			jwt.WithTimeFunc(cfg.Now),
 		),
 	}
+	d, err := newDPoP(cfg.DPoP, cfg.Audience, cfg.Leeway, cfg.Now)
+	if err != nil {
+		return nil, err
+	}
+	j.dpop = d
 	return j, nil
 }
 
 // Scheme is "Bearer".
 func (j *JWT) Scheme() string { return "Bearer" }
 
-// Authenticate validates the bearer token of r.
+// Authenticate validates the access token of r: a bearer token, or a
+// DPoP-bound one with its DPoP proof (RFC 9449).
 func (j *JWT) Authenticate(r *http.Request) (*Principal, error) {
-	tok, err := bearerToken(r.Header.Get("Authorization"))
-	if err != nil {
-		return nil, err
-	}
-	return j.Validate(r.Context(), tok)
+	return j.dpop.authenticate(r, func(tok string) (*Principal, error) { return j.Validate(r.Context(), tok) })
 }
+
+func (j *JWT) dpopChecks() *dpop { return j.dpop }
 
 // accessClaims are the claims of an access token read besides the
 // registered ones.
@@ -139,9 +146,12 @@ type accessClaims struct {
 	Scope    string   `json:"scope"`
 	Scp      []string `json:"scp"`
 	ClientID string   `json:"client_id"`
+	Cnf      cnfClaim `json:"cnf"`
 }
 
-// Validate validates one access token and returns its principal. A token
+// Validate validates one access token and returns its principal (a
+// DPoP-bound token's principal is refused by Authenticate unless a proof
+// of its key comes with it). A token
 // validated before (by its SHA-256 digest) is not verified again until it
 // expires.
 func (j *JWT) Validate(ctx context.Context, tok string) (*Principal, error) {
@@ -172,6 +182,7 @@ func (j *JWT) Validate(ctx context.Context, tok string) (*Principal, error) {
 	if len(p.Scopes) == 0 {
 		p.Scopes = claims.Scp
 	}
+	p.jkt, p.otherCnf = claims.Cnf.binding()
 	j.cache.put(key, p, claims.ExpiresAt.Time)
 	return p, nil
 }

@@ -14,6 +14,12 @@ type Principal struct {
 	Name string
 	// Scopes are the scopes the caller holds.
 	Scopes []string
+	// jkt is the thumbprint of the DPoP key the caller's token is bound
+	// to (cnf.jkt), "" for an unbound token.
+	jkt string
+	// otherCnf is set when the token is bound (cnf) to something other
+	// than a DPoP key, which this server cannot check.
+	otherCnf bool
 }
 
 // HasScopes reports whether p holds every scope in want.

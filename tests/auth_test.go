@@ -2,6 +2,9 @@ package tests
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -344,6 +347,131 @@ func TestAuthJWTKeyReplacedUnderSameKid(t *testing.T) {
 		time.Sleep(2 * floor)
 		checkRefused(t, s.url, sign(old, strconv.Itoa(round)), 401, `Bearer resource_metadata=`)
 		old = k
+	}
+}
+
+// dpopProof is a DPoP proof (RFC 9449) by key for method url and tok.
+func dpopProof(t *testing.T, key *ecdsa.PrivateKey, method, url, tok, jti string) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(tok))
+	b, _ := json.Marshal(map[string]any{"jti": jti, "htm": method, "htu": url, "iat": time.Now().Unix(), "ath": base64.RawURLEncoding.EncodeToString(sum[:])})
+	obj, err := s.Sign(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// jktOf is the RFC 7638 thumbprint of key's public key, base64url.
+func jktOf(t *testing.T, key *ecdsa.PrivateKey) string {
+	tp, err := (&jose.JSONWebKey{Key: &key.PublicKey}).Thumbprint(crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(tp)
+}
+
+// TestAuthJWTDPoP is issue 25 item 12, end to end with wasmcp as a
+// process: a DPoP-bound token (cnf.jkt) is accepted with Authorization:
+// DPoP and a fresh proof of its key, a tool call included; the same token
+// as Bearer, a replayed proof and a proof by another key are refused with
+// DPoP challenges; the metadata publishes the DPoP algorithms. With
+// --auth-dpop-required, an unbound bearer token is refused too.
+func TestAuthJWTDPoP(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issuerURL string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": issuerURL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
+	})
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	issuerURL = as.URL
+	client, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	thief, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for _, required := range []bool{false, true} {
+		t.Run("required="+strconv.FormatBool(required), func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--auth", "jwt", "--auth-issuer", issuerURL}
+			if required {
+				args = append(args, "--auth-dpop-required")
+			}
+			s := startHTTP(t, args...)
+			sign := func(jkt string) string {
+				cl := jwt.MapClaims{"iss": issuerURL, "aud": s.url, "sub": "alice", "iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()}
+				if jkt != "" {
+					cl["cnf"] = map[string]string{"jkt": jkt}
+				}
+				tok := jwt.NewWithClaims(jwt.SigningMethodRS256, cl)
+				tok.Header["kid"], tok.Header["typ"] = "k1", "at+jwt"
+				out, err := tok.SignedString(key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			bound := sign(jktOf(t, client))
+			n := 0
+			post := func(scheme, tok, proof, body string, hdr map[string]string) exchange {
+				h := withAuth(hdr, scheme+" "+tok)
+				if proof != "" {
+					h["DPoP"] = proof
+				}
+				return httpDo(t, http.MethodPost, s.url, h, body)
+			}
+			fresh := func(k *ecdsa.PrivateKey, tok string) string {
+				n++
+				return dpopProof(t, k, http.MethodPost, s.url, tok, "jti-"+strconv.Itoa(n))
+			}
+			x := post("DPoP", bound, fresh(client, bound), legacyInit, nil)
+			sid := x.header.Get("Mcp-Session-Id")
+			if x.status != 200 || sid == "" {
+				t.Fatalf("DPoP initialize: %d %q %s", x.status, x.header.Get("WWW-Authenticate"), x.body)
+			}
+			hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+			if x := post("DPoP", bound, fresh(client, bound), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr); x.status != 202 {
+				t.Fatalf("initialized: %d %s", x.status, x.body)
+			}
+			call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"}}}`
+			proof := fresh(client, bound)
+			if x := post("DPoP", bound, proof, call, hdr); x.status != 200 || !strings.Contains(x.body, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
+				t.Fatalf("DPoP tools/call: %d %s", x.status, x.body)
+			}
+			for name, x := range map[string]exchange{
+				"replayed proof":   post("DPoP", bound, proof, call, hdr),
+				"thief's proof":    post("DPoP", bound, fresh(thief, bound), call, hdr),
+				"no proof":         post("DPoP", bound, "", call, hdr),
+				"bound as Bearer":  post("Bearer", bound, "", call, hdr),
+				"bound as Bearer+": post("Bearer", bound, fresh(client, bound), call, hdr),
+			} {
+				if ch := x.header.Get("WWW-Authenticate"); x.status != 401 || !strings.HasPrefix(ch, `DPoP resource_metadata="`) || !strings.Contains(ch, `algs="ES256`) {
+					t.Errorf("%s: %d %q, want 401 with a DPoP challenge", name, x.status, ch)
+				}
+			}
+			unbound := post("Bearer", sign(""), "", legacyInit, nil)
+			if required != (unbound.status == 401) {
+				t.Errorf("an unbound bearer token (required=%v): %d %q", required, unbound.status, unbound.header.Get("WWW-Authenticate"))
+			}
+			md := httpDo(t, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, "")
+			if !strings.Contains(md.body, `"dpop_signing_alg_values_supported":["ES256"`) || required != strings.Contains(md.body, `"dpop_bound_access_tokens_required":true`) {
+				t.Errorf("metadata: %s", md.body)
+			}
+		})
 	}
 }
 

@@ -32,6 +32,7 @@ type authFlags struct {
 	leeway            time.Duration
 	jwksMinRefresh    time.Duration
 	jwtAllowAnyTyp    bool
+	dpopRequired      bool
 	keysFile          string
 	keyHeader         string
 	htpasswd          string
@@ -64,6 +65,7 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.leeway, "auth-leeway", 30*time.Second, "jwt: clock skew allowed on exp, nbf and iat")
 	fs.DurationVar(&f.jwksMinRefresh, "auth-jwks-min-refresh", 30*time.Second, "jwt: least time between two fetches of the JWKS (a token naming an unknown key triggers one)")
 	fs.BoolVar(&f.jwtAllowAnyTyp, "auth-jwt-allow-any-typ", false, "jwt: accept access tokens whatever their typ header (default: only typ at+jwt, RFC 9068 §4); only for an issuer that cannot set it, since any other JWT it signs for this audience then passes for an access token")
+	fs.BoolVar(&f.dpopRequired, "auth-dpop-required", false, "jwt, introspect: accept only DPoP-bound access tokens presented with a DPoP proof (RFC 9449; published as dpop_bound_access_tokens_required); without it, DPoP-bound tokens need their proof and unbound bearer tokens are accepted")
 	fs.StringVar(&f.introspectURL, "auth-introspection-url", "", "introspect: the authorization server's token introspection endpoint (RFC 7662)")
 	fs.StringVar(&f.clientID, "auth-client-id", "", "introspect: this server's client id at the introspection endpoint")
 	fs.StringVar(&f.clientSecretFile, "auth-client-secret-file", "", "introspect: file holding this server's client secret")
@@ -131,6 +133,9 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 	if len(opts.ScopesSupported) == 0 {
 		opts.ScopesSupported = opts.RequiredScopes
 	}
+	if f.dpopRequired && f.provider != "jwt" && f.provider != "introspect" {
+		return nil, fmt.Errorf("--auth-dpop-required needs --auth jwt or introspect, not %s", f.provider)
+	}
 	var err error
 	switch f.provider {
 	case "jwt":
@@ -139,7 +144,8 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 		}
 		opts.AuthorizationServers = []string{f.issuer}
 		opts.Provider, err = auth.NewJWT(auth.JWTConfig{Issuer: f.issuer, JWKSURL: f.jwksURL, Audience: resource,
-			Algorithms: fields(f.algorithms), Leeway: f.leeway, MinRefresh: f.jwksMinRefresh, AllowAnyTyp: f.jwtAllowAnyTyp})
+			Algorithms: fields(f.algorithms), Leeway: f.leeway, MinRefresh: f.jwksMinRefresh, AllowAnyTyp: f.jwtAllowAnyTyp,
+			DPoP: auth.DPoPConfig{Required: f.dpopRequired}})
 		if f.jwtAllowAnyTyp {
 			log.Warn("--auth-jwt-allow-any-typ: JWTs whose typ is not at+jwt are accepted as access tokens (RFC 9068 §4 says refuse them)")
 		}
@@ -159,7 +165,7 @@ func (f *authFlags) wrap(addr string, tls bool, log *slog.Logger) (func(http.Han
 			secret = strings.TrimSpace(string(b))
 		}
 		opts.Provider, err = auth.NewIntrospection(auth.IntrospectionConfig{URL: f.introspectURL, ClientID: f.clientID,
-			ClientSecret: secret, Audience: resource})
+			ClientSecret: secret, Audience: resource, Leeway: f.leeway, DPoP: auth.DPoPConfig{Required: f.dpopRequired}})
 	case "apikey":
 		if f.keysFile == "" {
 			return nil, errors.New("--auth apikey needs --auth-keys-file")
