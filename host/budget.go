@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
@@ -311,14 +310,14 @@ func (b *memBudget) waitFor() time.Duration {
 	return b.wait
 }
 
-// principalOf names the caller of a call for the budget's shares: the
-// authenticated principal, "" when none (the call then counts against its
+// principalOf names the caller of a call for the budget's shares
+// (Config.Principal), "" when none (the call then counts against its
 // module's share only).
-func principalOf(ctx context.Context) string {
-	if p := auth.FromContext(ctx); p != nil {
-		return p.Name
+func (e *Engine) principalOf(ctx context.Context) string {
+	if e.cfg.Principal == nil {
+		return ""
 	}
-	return ""
+	return e.cfg.Principal(ctx)
 }
 
 // usage returns the bytes held now.

@@ -16,16 +16,25 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
+
+// principalKey keeps a test call's principal in its context, as an
+// authentication layer would.
+type principalKey struct{}
+
+// testPrincipal is Config.Principal for the tests' calls.
+func testPrincipal(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
 
 // callAs is callTool with the caller's principal in the context.
 func callAs(t testing.TB, m *Module, principal, name, args string) (string, error) {
 	t.Helper()
 	ctx := context.Background()
 	if principal != "" {
-		ctx = auth.WithPrincipal(ctx, &auth.Principal{Name: principal})
+		ctx = context.WithValue(ctx, principalKey{}, principal)
 	}
 	params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args)
 	reply, err := m.Call(ctx, abi.MethodToolsCall, []byte(params), nil)
@@ -54,7 +63,7 @@ func callAs(t testing.TB, m *Module, principal, name, args string) (string, erro
 // memory cap of 256 MiB) and a short wait for it.
 func budgetEngine(t *testing.T, budget int64) *Engine {
 	t.Helper()
-	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, MemoryBudget: budget, BudgetWait: 300 * time.Millisecond})
+	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, MemoryBudget: budget, BudgetWait: 300 * time.Millisecond, Principal: testPrincipal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,12 @@ type Config struct {
 	// BudgetWait is how long a call waits for room in the memory budget;
 	// zero means DefaultBudgetWait.
 	BudgetWait time.Duration
+	// Principal names the caller of a call from its context, for the
+	// memory budget's per-principal shares ("" when none: the call then
+	// counts against its module's share only). nil means no call has a
+	// principal. wasmcp serve names the authenticated principal (package
+	// auth), which the host knows nothing of.
+	Principal func(ctx context.Context) string
 	// OnCompiled, if set, is told of each compilation of a module's code
 	// (its first call's, or again after --code-memory closed it): how
 	// long it took and the code's measured size.
@@ -112,7 +118,7 @@ type Engine struct {
 	descs    *descCache
 	snaps    *snapCache
 	guard    *codeGuard // seals the compiled code on disk (cacheseal.go); nil without one
-	dir      string // the on-disk cache, "" for none
+	dir      string     // the on-disk cache, "" for none
 	mem      *memBudget
 	idle     idleReturn // returns memory to the OS when calls stop (idle.go)
 	code     *codeBudget

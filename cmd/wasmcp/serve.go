@@ -100,6 +100,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		Logger:          log,
 		InstrumentLoops: f.instrument,
 		MemoryBudget:    budgetBytes(f.budget),
+		Principal:       principalName,
 		Egress:          egress.Options{ProxyFromEnv: f.httpProxy, Observer: f.egressObserver},
 		OnCompiled:      f.onCompiled,
 		CodeMemory:      int64(f.codeMemory),
@@ -107,6 +108,16 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		DescribeTimeout: f.describe,
 		RunAfterAnswer:  f.runAfterAnswer,
 	})
+}
+
+// principalName names the authenticated principal of a call (package
+// auth keeps it in the request's context) for the memory budget's
+// per-principal shares.
+func principalName(ctx context.Context) string {
+	if p := auth.FromContext(ctx); p != nil {
+		return p.Name
+	}
+	return ""
 }
 
 // budgetBytes turns --memory-budget (MiB, 0 default, negative none) into
