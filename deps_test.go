@@ -1,55 +1,251 @@
 package wasmcp_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
 
+const (
+	mod     = "github.com/wasmcp/wasmcp"
+	wazero  = "github.com/tetratelabs/wazero"
+	goRedis = "github.com/redis/go-redis"
+	bbolt   = "go.etcd.io/bbolt"
+)
+
+// A layer is one rule of TestLayering: the packages of roots, and everything
+// they import, link none of forbidden except allowed. Names ending in "/..."
+// are a package and those under it; other names are that package and those
+// under it too (a forbidden "transport" forbids transport/stdio).
+type layer struct {
+	rule      string   // as ARCHITECTURE.md says it
+	dir       string   // the module's directory, "" for the main module
+	roots     []string // go list patterns
+	forbidden []string
+	allowed   []string
+}
+
+// everyOther is "every wasmcp package": the main module and the nested
+// modules (abi, the Go guest SDK) alike.
+var everyOther = []string{mod}
+
+// layers is the "knows nothing of" column of ARCHITECTURE.md's package
+// table, one rule per cell, plus the rules of issue 24: what the server
+// does not need it does not link.
+var layers = []layer{
+	{rule: "abi knows nothing of everything else", dir: "abi", roots: []string{"./..."},
+		forbidden: everyOther, allowed: []string{mod + "/abi"}},
+	{rule: "contract knows nothing of wazero and every wasmcp package but abi", roots: []string{"./contract"},
+		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/contract", mod + "/abi"}},
+	{rule: "host knows nothing of MCP revisions, eras and sessions (protocol), transport, tasks, registry, auth, telemetry", roots: []string{"./host/..."},
+		forbidden: []string{mod + "/protocol", mod + "/transport", mod + "/tasks", mod + "/registry", mod + "/auth", mod + "/telemetry"}},
+	{rule: "protocol knows nothing of HTTP (net/http), transport, wazero, host, registry, go-redis and bbolt (replica, tasks/boltstore)", roots: []string{"./protocol"},
+		forbidden: []string{"net/http", mod + "/transport", wazero, mod + "/host", mod + "/registry", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "transport/stdio knows nothing of wazero, host, registry, net/http, go-redis and bbolt", roots: []string{"./transport/stdio"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry", "net/http", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "transport/mcphttp knows nothing of wazero, host, registry, go-redis and bbolt", roots: []string{"./transport/mcphttp"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "auth knows nothing of MCP messages, host, every wasmcp package but internal/limiter, wazero", roots: []string{"./auth"},
+		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/auth", mod + "/internal/limiter"}},
+	{rule: "tasks knows nothing of wazero, host, protocol, transport, go-redis and bbolt", roots: []string{"./tasks"},
+		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "tasks/boltstore knows nothing of wazero, host, protocol, transport, go-redis", roots: []string{"./tasks/boltstore"},
+		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport", goRedis, mod + "/replica"}},
+	{rule: "tasks/taskstest knows nothing of wazero, host, protocol, transport", roots: []string{"./tasks/taskstest"},
+		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport"}},
+	{rule: "replica knows nothing of wazero, host, protocol, transport", roots: []string{"./replica"},
+		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport"}},
+	{rule: "registry knows nothing of transport", roots: []string{"./registry/..."},
+		forbidden: []string{mod + "/transport"}},
+	{rule: "skills knows nothing of every other wasmcp package", roots: []string{"./skills"},
+		forbidden: everyOther, allowed: []string{mod + "/skills"}},
+	{rule: "telemetry knows nothing of wazero, host, registry", roots: []string{"./telemetry"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry"}},
+	{rule: "internal/egress knows nothing of wazero, MCP (protocol), host", roots: []string{"./internal/egress"},
+		forbidden: []string{wazero, mod + "/protocol", mod + "/host"}},
+	{rule: "internal/limiter knows nothing of every other wasmcp package", roots: []string{"./internal/limiter"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/limiter"}},
+	{rule: "internal/limiter/limitertest knows nothing of every wasmcp package but internal/limiter", roots: []string{"./internal/limiter/limitertest"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/limiter"}},
+	{rule: "internal/headervalue knows nothing of every other wasmcp package", roots: []string{"./internal/headervalue"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/headervalue"}},
+	{rule: "internal/logbatch knows nothing of every other wasmcp package", roots: []string{"./internal/logbatch"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/logbatch"}},
+	{rule: "internal/jsonrpc knows nothing of every other wasmcp package", roots: []string{"./internal/jsonrpc"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/jsonrpc"}},
+	{rule: "internal/schema knows nothing of every other wasmcp package", roots: []string{"./internal/schema"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/schema"}},
+	{rule: "internal/uritemplate knows nothing of every other wasmcp package", roots: []string{"./internal/uritemplate"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/uritemplate"}},
+	{rule: "internal/wasmrewrite knows nothing of the guest ABI, wazero, every other wasmcp package", roots: []string{"./internal/wasmrewrite"},
+		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/internal/wasmrewrite"}},
+	{rule: "internal/privdir knows nothing of every other wasmcp package", roots: []string{"./internal/privdir"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/privdir"}},
+	{rule: "cmd/wasmcp/internal/check (wasmcp check) knows nothing of HTTP and stdio (transport)", roots: []string{"./cmd/wasmcp/internal/check"},
+		forbidden: []string{mod + "/transport"}},
+	{rule: "internal/guestbuild knows nothing of every other wasmcp package", roots: []string{"./internal/guestbuild"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/guestbuild"}},
+	{rule: "internal/testkit/e2e knows nothing of every wasmcp package but guestbuild", roots: []string{"./internal/testkit/e2e"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/e2e", mod + "/internal/guestbuild"}},
+	{rule: "internal/testkit/redistest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/redistest"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/redistest"}},
+	{rule: "cmd/mcpload knows nothing of wasmcp's server: wazero, host, registry, protocol, transport, tasks, go-redis and bbolt", roots: []string{"./cmd/mcpload"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry", mod + "/protocol", mod + "/transport", mod + "/tasks", goRedis, bbolt, mod + "/replica"}},
+	{rule: "the guest SDKs know nothing of the host", roots: []string{"./guest-sdk/..."},
+		forbidden: []string{wazero, mod + "/host"}},
+	{rule: "the Go guest SDK (a module of its own) knows nothing of the host", dir: "guest-sdk/go", roots: []string{"./..."},
+		forbidden: []string{wazero, mod + "/host"}},
+	{rule: "the example guests know nothing of the host", roots: []string{"./examples/..."},
+		forbidden: []string{wazero, mod + "/host"}},
+
+	// Issue 24: protocol, the transports and the load generator link no
+	// shared-state client and no WebAssembly runtime.
+	{rule: "protocol, transport/... and cmd/mcpload link no go-redis, bbolt or wazero", roots: []string{"./protocol", "./transport/...", "./cmd/mcpload"},
+		forbidden: []string{goRedis, bbolt, wazero}},
+}
+
 // TestLayering checks with `go list -deps` the rules the compiler does not:
-// protocol, the transports and tasks know nothing of wazero or of the
-// module runner (they meet it through package contract), and host knows
-// nothing of MCP's protocol or transports.
+// each "knows nothing of" cell of ARCHITECTURE.md's package table (see
+// layers), that the example guests' modules link nothing of the host, and
+// that every package under internal/ imports nothing above it.
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not available")
 	}
-	deps := func(pkgs ...string) map[string][]string {
+	graph := func(dir string, patterns ...string) map[string][]string {
 		t.Helper()
-		args := append([]string{"list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}, pkgs...)
-		out, err := exec.Command("go", args...).CombinedOutput()
+		args := append([]string{"list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}, patterns...)
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("(in %q) go %s: %v\n%s", dir, strings.Join(args, " "), err, out)
 		}
 		m := map[string][]string{}
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			f := strings.Fields(line)
-			m[f[0]] = f[1:]
+			if f := strings.Fields(line); len(f) > 0 {
+				m[f[0]] = f[1:]
+			}
 		}
 		return m
 	}
-	const mod = "github.com/wasmcp/wasmcp/"
-	check := func(roots []string, forbidden ...string) {
-		t.Helper()
-		g := deps(roots...)
-		for p, imports := range g {
-			for _, imp := range imports {
-				for _, f := range forbidden {
-					if imp == f || strings.HasPrefix(imp, f+"/") {
-						t.Errorf("%s imports %s: %v must not depend on %s", p, imp, roots, f)
-					}
+	under := func(p, name string) bool { return p == name || strings.HasPrefix(p, name+"/") }
+	bad := func(l layer, p string) bool {
+		for _, a := range l.allowed {
+			if p == a {
+				return false
+			}
+		}
+		for _, f := range l.forbidden {
+			if under(p, f) {
+				return true
+			}
+		}
+		return false
+	}
+	// The main module's graph (and its list of packages) once; a nested
+	// module's once each.
+	mainPkgs := graph("", "-deps=false", "./...")
+	graphs := map[string]map[string][]string{"": graph("", "./...")}
+	rootsOf := func(l layer) map[string]bool {
+		out := map[string]bool{}
+		if l.dir != "" {
+			for p := range graph(l.dir, append([]string{"-deps=false"}, l.roots...)...) {
+				out[p] = true
+			}
+			return out
+		}
+		for _, r := range l.roots {
+			name, tree := strings.CutSuffix(strings.TrimPrefix(r, "./"), "/...")
+			for p := range mainPkgs {
+				if p == mod+"/"+name || tree && strings.HasPrefix(p, mod+"/"+name+"/") {
+					out[p] = true
 				}
 			}
 		}
-		if len(g) == 0 {
-			t.Errorf("go list -deps %v listed nothing", roots)
+		return out
+	}
+	for _, l := range layers {
+		g := graphs[l.dir]
+		if g == nil {
+			g = graph(l.dir, "./...")
+			graphs[l.dir] = g
+		}
+		roots := rootsOf(l)
+		if len(roots) == 0 {
+			t.Errorf("rule %q: %v names no package", l.rule, l.roots)
+		}
+		// Walk from each root, keeping the path that reached each package
+		// so that a failure shows the chain.
+		for root := range roots {
+			via := map[string]string{root: ""}
+			queue := []string{root}
+			for len(queue) > 0 {
+				p := queue[0]
+				queue = queue[1:]
+				for _, imp := range g[p] {
+					if _, seen := via[imp]; seen {
+						continue
+					}
+					via[imp] = p
+					if bad(l, imp) {
+						chain := []string{imp}
+						for q := p; q != ""; q = via[q] {
+							chain = append([]string{q}, chain...)
+						}
+						t.Errorf("rule %q is broken: %s", l.rule, strings.Join(chain, " → "))
+						continue
+					}
+					queue = append(queue, imp)
+				}
+			}
 		}
 	}
-	check([]string{"./protocol", "./transport/...", "./tasks", "./contract"},
-		"github.com/tetratelabs/wazero", mod+"host")
-	check([]string{"./host"}, mod+"protocol", mod+"transport")
-	check([]string{"./protocol", "./transport/...", "./cmd/mcpload", "./tasks"},
-		"github.com/redis/go-redis", "go.etcd.io/bbolt", mod+"replica", mod+"tasks/boltstore")
-	// The load generator is a client: it links none of the server.
-	check([]string{"./cmd/mcpload"}, mod+"transport", mod+"protocol", mod+"host", mod+"tasks")
+
+	// The example guests that are modules of their own.
+	var nested []string
+	_ = filepath.WalkDir("examples", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "go.mod" {
+			nested = append(nested, filepath.Dir(path))
+		}
+		return nil
+	})
+	sort.Strings(nested)
+	if len(nested) == 0 {
+		t.Error("no example guest module under examples/")
+	}
+	for _, dir := range nested {
+		l := layer{rule: "the example guests (" + dir + ") know nothing of the host", forbidden: []string{wazero, mod + "/host"}}
+		for p, imports := range graph(dir, "./...") {
+			for _, imp := range imports {
+				if bad(l, imp) {
+					t.Errorf("rule %q is broken: %s imports %s", l.rule, p, imp)
+				}
+			}
+		}
+	}
+
+	// internal/ holds leaves: a package under internal/ imports no package
+	// of the main module outside internal/. abi, the host–guest contract,
+	// is a module of its own at the bottom (it imports nothing of wasmcp),
+	// so it is not above anything.
+	const rule = "every package under internal/ imports nothing above it (no main-module package outside internal/)"
+	n := 0
+	for p, imports := range mainPkgs {
+		if !under(p, mod+"/internal") {
+			continue
+		}
+		n++
+		for _, imp := range imports {
+			if under(imp, mod) && !under(imp, mod+"/internal") && !under(imp, mod+"/abi") {
+				t.Errorf("rule %q is broken: %s imports %s", rule, p, imp)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("rule %q: no package under internal/", rule)
+	}
 }
