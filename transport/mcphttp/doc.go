@@ -46,7 +46,8 @@
 // connections in total and per remote address (sized from the
 // file-descriptor limit; QUIC connections under the same caps, counted
 // apart, refused in their handshake), header and body sizes and read times, batch
-// elements, sessions (the idlest idle session is evicted past the cap; 503
-// with Retry-After when every session is busy) and standalone SSE streams.
+// elements, sessions (past the cap an idle session of the principal
+// holding the most is evicted, never one of a principal holding fewer; 503
+// with Retry-After when none may be) and standalone SSE streams.
 // Refusals are logged at warning level, at most once a second per kind.
 package mcphttp

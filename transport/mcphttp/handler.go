@@ -78,9 +78,14 @@ type Options struct {
 	// DefaultMaxConcurrentStreams.
 	MaxConcurrentStreams int
 	// MaxSessions caps the legacy sessions kept at once. A new session
-	// over the cap ends the idlest session with no request in flight and no
-	// open stream; when every session is busy, initialize gets 503 with
-	// Retry-After. 0 means DefaultMaxSessions.
+	// over the cap ends a session with no request in flight and no open
+	// stream: the idlest one of the principal holding the most sessions
+	// (the new session counted with its own principal, which wins a tie),
+	// never one of a principal holding fewer than the new session's would,
+	// so one principal cannot push another's sessions out; when no session
+	// may be ended, initialize gets 503 with Retry-After. Without
+	// Principal every client is one principal: the idlest session ends.
+	// 0 means DefaultMaxSessions.
 	MaxSessions int
 	// MaxSessionsPerPrincipal caps the sessions of one principal (see
 	// Principal) the same way. 0 means MaxSessions.

@@ -156,6 +156,65 @@ func TestSessionCapPerPrincipal(t *testing.T) {
 	}
 }
 
+// TestSessionCapFairDefault: with the default per-principal cap (the
+// total), one principal's new sessions at the total cap end its own idle
+// sessions, never those of a principal holding fewer: bob's idle session,
+// the idlest of all, outlives ann's flood; a newcomer takes a session from
+// the biggest holder; a principal whose sessions are all busy is refused
+// rather than push out one holding fewer (issue 25 item 7).
+func TestSessionCapFairDefault(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{MaxSessions: 4, Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	open := func(user string) (string, int) {
+		r := e.post(map[string]string{"Accept": "application/json", "X-User": user},
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		return r.header.Get("Mcp-Session-Id"), r.status
+	}
+	bob, _ := open("bob")
+	time.Sleep(2 * time.Millisecond)
+	var anns []string
+	for i := 0; i < 10; i++ {
+		sid, st := open("ann")
+		if st != 200 {
+			t.Fatalf("ann's session %d: %d", i, st)
+		}
+		anns = append(anns, sid)
+		time.Sleep(time.Millisecond)
+	}
+	if e.h.lookup(bob, "bob") == nil {
+		t.Fatal("ann's new sessions evicted bob's idle session")
+	}
+	if e.h.lookup(anns[9], "ann") == nil || e.h.lookup(anns[0], "ann") != nil {
+		t.Fatal("ann's own idlest session was not the one ended")
+	}
+	// A newcomer at the cap takes one of ann's (she holds 3), not bob's.
+	if _, st := open("cat"); st != 200 {
+		t.Fatalf("cat's session: %d", st)
+	}
+	e.h.mu.Lock()
+	counts := map[string]int{"ann": e.h.byOwner["ann"], "bob": e.h.byOwner["bob"], "cat": e.h.byOwner["cat"]}
+	e.h.mu.Unlock()
+	if counts["ann"] != 2 || counts["bob"] != 1 || counts["cat"] != 1 {
+		t.Fatalf("sessions held: %v", counts)
+	}
+	// Ann's and cat's sessions busy: cat's second would have to push out
+	// bob, who holds 1, fewer than cat would: refused.
+	e.h.mu.Lock()
+	for _, v := range e.h.sessions {
+		if v.principal != "bob" {
+			v.busy.Add(1)
+			defer v.busy.Add(-1)
+		}
+	}
+	e.h.mu.Unlock()
+	if _, st := open("cat"); st != 503 {
+		t.Fatalf("cat's second session with ann's and cat's busy: %d, want 503 (bob holds fewer)", st)
+	}
+	if e.h.lookup(bob, "bob") == nil {
+		t.Fatal("bob's session was pushed out")
+	}
+}
+
 // TestStreamCap: past MaxStreams a GET stream gets 503 with Retry-After.
 func TestStreamCap(t *testing.T) {
 	t.Parallel()

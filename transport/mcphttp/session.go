@@ -142,7 +142,12 @@ func (h *Handler) register(s *session) bool {
 		if !owner && len(h.sessions) < h.opts.MaxSessions {
 			break
 		}
-		v := h.idlestLocked(owner, s.principal)
+		var v *session
+		if owner {
+			v = h.idlestLocked(true, s.principal)
+		} else {
+			v = h.fairVictimLocked(s.principal)
+		}
 		if v == nil {
 			h.mu.Unlock()
 			h.endAll(evicted)
@@ -181,6 +186,44 @@ func (h *Handler) idlestLocked(owner bool, principal string) *session {
 		}
 		if seen := v.lastSeen.Load(); best == nil || seen < bestSeen {
 			best, bestSeen = v, seen
+		}
+	}
+	return best
+}
+
+// fairVictimLocked is the session a new session of principal ends at the
+// total cap: an idle one of the principal holding the most sessions, the
+// new one counted with its principal's (which wins a tie), so one
+// principal's new sessions end another's only while that other holds
+// as many (or more); among principals holding as many, the idlest
+// session. Without authentication every client is the same principal and
+// this is the idlest idle session. nil when no session may be ended: every
+// one is busy, or the idle ones belong to principals holding fewer.
+func (h *Handler) fairVictimLocked(principal string) *session {
+	idlest := map[string]*session{}
+	for _, v := range h.sessions {
+		if v.busy.Load() != 0 {
+			continue
+		}
+		if b := idlest[v.principal]; b == nil || v.lastSeen.Load() < b.lastSeen.Load() {
+			idlest[v.principal] = v
+		}
+	}
+	var best *session
+	bestN := -1
+	mine := h.byOwner[principal] + 1
+	for p, v := range idlest {
+		n := h.byOwner[p]
+		if p == principal {
+			n = mine
+		} else if n < mine {
+			continue // it holds fewer than principal would: not to be pushed out
+		}
+		switch {
+		case n > bestN,
+			n == bestN && p == principal,
+			n == bestN && best.principal != principal && v.lastSeen.Load() < best.lastSeen.Load():
+			best, bestN = v, n
 		}
 	}
 	return best
