@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bytedance/sonic"
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
@@ -188,6 +189,11 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 		base = code.base
 	}
 	cfg := base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
+	if m.mounts != nil {
+		var fsc wazero.FSConfig
+		fsc, c.writes = fsConfig(m.mounts)
+		cfg = cfg.WithFSConfig(fsc)
+	}
 
 	defer mem.release()
 	mod, err := code.runtime.InstantiateModule(experimental.WithMemoryAllocator(tctx, mem), code.code, cfg)
@@ -236,6 +242,14 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	}
 	reply, err := c.outcome(err, mod)
 	_ = mod.Close(context.Background())
+	if msg := spent(c.writes); msg != "" {
+		c.log.Warn("a call's writes reached a mount's write budget", "module", m.name, "why", msg)
+		var ge *GuestError
+		if err != nil && errors.As(err, &ge) && ge.Kind != KindCanceled {
+			ge.Msg += "; " + msg
+			ge.Kind = KindLimit
+		}
+	}
 	if err != nil {
 		if be := mem.budgetError(m.name); be != nil && !IsKind(err, KindCanceled) {
 			// The guest failed after a memory.grow the budget refused:
@@ -312,6 +326,7 @@ type call struct {
 	inputs      []inputRequest  // requests left to the client's retry
 	state       []byte          // the guest's wasmcp/state
 	net         *egress.Session // outbound HTTP (http.go), on first use
+	writes      []*writeBudget  // the run's budgets of its read-write mounts (writebudget.go)
 }
 
 func (c *call) run(mod api.Module) error {

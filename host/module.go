@@ -41,6 +41,7 @@ type Module struct {
 	policy  Policy
 	base    wazero.ModuleConfig
 	gate    *gate
+	mounts  []builtMount // set with a read-write mount: each run gets its file system (writebudget.go)
 	seq     atomic.Int64
 	egress  *egress.Client // outbound HTTP (http.go); nil without a grant
 	mcp     *mcpInfo       // set when the module is an MCP server (mcpserver.go)
@@ -214,12 +215,13 @@ func hexSum(b []byte) string {
 func (e *Engine) newModule(name, hash string, p Policy, src func() ([]byte, error)) (*Module, error) {
 	m := &Module{name: name, hash: hash, engine: e, policy: p, timeoutErr: timeoutError(p.Limits.Timeout)}
 	m.slot.src = src
-	base, gate, err := p.moduleConfig(name)
+	base, gate, mounts, err := p.moduleConfig(name)
 	if err != nil {
 		return nil, &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf("policy: %v", err)}
 	}
 	m.base = base.WithRandSource(rand.Reader)
 	m.gate = gate
+	m.mounts = mounts
 	if err := m.setupEgress(); err != nil {
 		return nil, &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf("policy: %v", err)}
 	}

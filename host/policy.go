@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental/sysfs"
 
 	"github.com/wasmcp/wasmcp/internal/egress"
 )
@@ -110,6 +109,12 @@ type Mount struct {
 	HostPath  string `json:"host"`
 	GuestPath string `json:"guest"`
 	ReadOnly  bool   `json:"readOnly"`
+	// MaxWriteBytes bounds what one call (and the snapshot start-up run)
+	// may write to a read-write mount: the bytes of its writes and what
+	// its truncates grow files by. 0 is DefaultMaxWriteBytes. A write
+	// that would pass it fails (the guest sees EIO) and the call's error
+	// says so.
+	MaxWriteBytes int64 `json:"maxWriteBytes,omitempty"`
 }
 
 // NoQueue as Policy.MaxQueue lets no call wait for an instance.
@@ -153,8 +158,10 @@ func (p Policy) QueueBound() int {
 }
 
 // moduleConfig builds the per-module base configuration (everything but
-// stdio) once, and the module's concurrency gate.
-func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, error) {
+// stdio) once, and the module's concurrency gate. With a read-write mount
+// the base has no file system: each run gets its own (fsConfig), so each
+// has its own write budget; the mounts are returned for that.
+func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, []builtMount, error) {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(name).
@@ -162,27 +169,31 @@ func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithSysNanosleep()
-	if len(p.Mounts) > 0 {
-		fs := wazero.NewFSConfig()
-		for _, m := range p.Mounts {
-			st, err := os.Stat(m.HostPath)
-			if err != nil {
-				return nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
-			}
-			if !st.IsDir() {
-				return nil, nil, fmt.Errorf("mount %s: not a directory", m.HostPath)
-			}
-			gp := m.GuestPath
-			if gp == "" || !path.IsAbs(gp) {
-				return nil, nil, fmt.Errorf("mount %s: guest path %q must be absolute", m.HostPath, gp)
-			}
-			mfs, err := newMountFS(m)
-			if err != nil {
-				return nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
-			}
-			fs = fs.(sysfs.FSConfig).WithSysFSMount(mfs, gp)
+	var mounts []builtMount
+	for _, m := range p.Mounts {
+		st, err := os.Stat(m.HostPath)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
 		}
-		cfg = cfg.WithFSConfig(fs)
+		if !st.IsDir() {
+			return nil, nil, nil, fmt.Errorf("mount %s: not a directory", m.HostPath)
+		}
+		gp := m.GuestPath
+		if gp == "" || !path.IsAbs(gp) {
+			return nil, nil, nil, fmt.Errorf("mount %s: guest path %q must be absolute", m.HostPath, gp)
+		}
+		if m.MaxWriteBytes < 0 {
+			return nil, nil, nil, fmt.Errorf("mount %s: max write bytes %d is negative", m.HostPath, m.MaxWriteBytes)
+		}
+		mfs, err := newMountFS(m)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
+		}
+		mounts = append(mounts, builtMount{m: m, fs: mfs})
+	}
+	if len(mounts) > 0 && !hasWritable(mounts) {
+		fsc, _ := fsConfig(mounts)
+		cfg = cfg.WithFSConfig(fsc)
 	}
 	for _, e := range p.Env {
 		cfg = cfg.WithEnv(e.Name, e.Value)
@@ -191,7 +202,10 @@ func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, error) {
 	if p.MaxInstances > 0 {
 		g = &gate{slots: make(chan struct{}, p.MaxInstances), maxQueue: int64(p.QueueBound())}
 	}
-	return cfg, g, nil
+	if !hasWritable(mounts) {
+		mounts = nil
+	}
+	return cfg, g, mounts, nil
 }
 
 // gate bounds a module's concurrent instances and its queue.

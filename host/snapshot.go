@@ -279,6 +279,12 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 	cfg := m.base.WithNanotime(monotonic, 1).WithNanosleep(sleep).
 		WithStdin(bytes.NewReader(nil)).WithStdout(out).WithStderr(out).
 		WithRandSource(rand.Reader)
+	var writes []*writeBudget
+	if m.mounts != nil {
+		var fsc wazero.FSConfig
+		fsc, writes = fsConfig(m.mounts)
+		cfg = cfg.WithFSConfig(fsc)
+	}
 	mod, err := r.InstantiateModule(ctx, code, cfg)
 	if err != nil {
 		return nil, 0, startupError("instantiating it", ctx, err)
@@ -289,8 +295,17 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 			continue
 		}
 		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil {
-			return nil, 0, startupError(name, ctx, err)
+			err = startupError(name, ctx, err)
+			if msg := spent(writes); msg != "" {
+				err = fmt.Errorf("%w; %s", err, msg)
+			}
+			return nil, 0, err
 		}
+	}
+	if msg := spent(writes); msg != "" {
+		// The start-up went on after a write failed: what it keeps is
+		// not what it meant to keep.
+		return nil, 0, fmt.Errorf("start-up: %s", msg)
 	}
 	clock := monotonic()
 	img := wasmrewrite.Image{

@@ -115,9 +115,10 @@ func (a *accessTable) access() (host.Access, error) {
 }
 
 type mountEntry struct {
-	Host  string `toml:"host"`
-	Guest string `toml:"guest"`
-	Mode  string `toml:"mode"`
+	Host          string    `toml:"host"`
+	Guest         string    `toml:"guest"`
+	Mode          string    `toml:"mode"`
+	MaxWriteBytes *byteSize `toml:"max_write_bytes"`
 }
 
 // ParsePolicy decodes a policy file. dir is the directory relative host
@@ -141,7 +142,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, [[mount]] host/guest/mode, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, [[mount]] host/guest/mode/max_write_bytes, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -303,7 +304,17 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 		default:
 			return p, fmt.Errorf(`%s: mode = %q: want "ro" or "rw"`, where, m.Mode)
 		}
-		p.Mounts = append(p.Mounts, host.Mount{HostPath: hp, GuestPath: g, ReadOnly: ro})
+		mnt := host.Mount{HostPath: hp, GuestPath: g, ReadOnly: ro}
+		if m.MaxWriteBytes != nil {
+			if ro {
+				return p, fmt.Errorf(`%s: max_write_bytes is for a read-write mount (mode = "rw")`, where)
+			}
+			if *m.MaxWriteBytes == 0 {
+				return p, fmt.Errorf("%s: max_write_bytes = 0: a read-write mount nothing may be written to is a read-only mount (mode = \"ro\")", where)
+			}
+			mnt.MaxWriteBytes = int64(*m.MaxWriteBytes)
+		}
+		p.Mounts = append(p.Mounts, mnt)
 	}
 	names := make([]string, 0, len(f.Env))
 	for name := range f.Env {

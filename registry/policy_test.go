@@ -43,6 +43,7 @@ guest = "/data"
 host = "` + abs + `"
 guest = "/scratch/"
 mode = "rw"
+max_write_bytes = "16MiB"
 
 [env]
 LANG = "C.UTF-8"
@@ -57,7 +58,7 @@ TOKEN = { from = "HOST_TOKEN" }
 		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer, NoSnapshot: true,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
-			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false},
+			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false, MaxWriteBytes: 16 << 20},
 		},
 		Env: []host.EnvVar{
 			{Name: "LANG", Value: "C.UTF-8"},
@@ -126,6 +127,9 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"mount missing", "[[mount]]\nhost = \"nope\"\nguest = \"/a\"", "no such file"},
 		{"mount not dir", "[[mount]]\nhost = \"file\"\nguest = \"/a\"", "not a directory"},
 		{"mount mode", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"wr\"", `want "ro" or "rw"`},
+		{"write budget read-only", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmax_write_bytes = 10", "max_write_bytes is for a read-write mount"},
+		{"write budget zero", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_write_bytes = 0", "max_write_bytes = 0"},
+		{"write budget unit", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_write_bytes = \"1GB\"", "unit must be"},
 		{"env unset", `env = { X = { from = "NOT_SET_ANYWHERE" } }`, "host variable NOT_SET_ANYWHERE is not set"},
 		{"env name", `env = { "1X" = "v" }`, `env "1X"`},
 		{"env type", `env = { X = 3 }`, "want a string or"},

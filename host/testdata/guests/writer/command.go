@@ -1,0 +1,5 @@
+//go:build !reactor
+
+package main
+
+func main() { newServer().Run() }

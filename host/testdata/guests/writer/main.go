@@ -1,0 +1,57 @@
+// Command writer is a guest for the host's write-budget tests: it writes
+// to, and grows, files in its mounts, and reports what the host let it do.
+// Built with the build tag reactor (reactor.go) it is a reactor that asks
+// for a snapshot and, at start-up, writes WRITER_STARTUP bytes to
+// /data/startup.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
+)
+
+type writeIn struct {
+	Path  string `json:"path"`
+	N     int    `json:"n"`               // bytes to write
+	Chunk int    `json:"chunk,omitempty"` // bytes per write
+	Grow  int64  `json:"grow,omitempty"`  // then truncate the file to this size, if set
+	Fail  bool   `json:"fail,omitempty"`  // exit 1 on the first failed write
+}
+
+func newServer() *guest.Server {
+	s := guest.New("writer", "1.0.0")
+	guest.AddTool(s, guest.Tool{Name: "write", Description: "Writes n bytes to path in chunks; reports how many it wrote."},
+		func(c *guest.Context, in writeIn) (string, error) {
+			f, err := os.OpenFile(in.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			if in.Chunk <= 0 {
+				in.Chunk = 1 << 20
+			}
+			buf := make([]byte, in.Chunk)
+			done := 0
+			for done < in.N {
+				k := min(in.Chunk, in.N-done)
+				n, err := f.Write(buf[:k])
+				done += n
+				if err != nil {
+					if in.Fail {
+						fmt.Fprintln(os.Stderr, "write failed:", err)
+						os.Exit(1)
+					}
+					return fmt.Sprintf("wrote %d then %v", done, err), nil
+				}
+			}
+			if in.Grow > 0 {
+				if err := f.Truncate(in.Grow); err != nil {
+					return fmt.Sprintf("wrote %d; truncate to %d: %v", done, in.Grow, err), nil
+				}
+			}
+			return fmt.Sprintf("wrote %d", done), nil
+		})
+	return s
+}
