@@ -248,3 +248,65 @@ func checkNames(t *testing.T, d *decls, doc string) {
 		check(text[m[2]:m[3]], text[m[4]:m[5]], m[0])
 	}
 }
+
+// TestArchitecturePackageTable checks the package table of ARCHITECTURE.md
+// against the tree: every package it names exists, and every directory
+// holding Go files has a row (a name ending in "/..." covers its tree).
+func TestArchitecturePackageTable(t *testing.T) {
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "| package | job | knows nothing of |")
+	if start < 0 {
+		t.Fatal("ARCHITECTURE.md has no package table")
+	}
+	exact, trees := map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(text[start:], "\n")[2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		first := strings.Split(line, "|")[1]
+		for _, m := range codeSpan.FindAllStringSubmatch(first, -1) {
+			name := m[1]
+			if dir, ok := strings.CutSuffix(name, "/..."); ok {
+				trees[dir] = true
+				name = dir
+			} else {
+				exact[name] = true
+			}
+			if st, err := os.Stat(name); err != nil || !st.IsDir() {
+				t.Errorf("ARCHITECTURE.md's package table names %s, which is no directory", m[1])
+			}
+		}
+	}
+	dirs := map[string]bool{}
+	err = filepath.WalkDir(".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if n := e.Name(); path != "." && (strings.HasPrefix(n, ".") || n == "node_modules" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") {
+			dirs[filepath.ToSlash(filepath.Dir(path))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range dirs {
+		covered := exact[dir]
+		for d := dir; !covered && d != "."; d = filepath.ToSlash(filepath.Dir(d)) {
+			covered = trees[d]
+		}
+		if !covered {
+			t.Errorf("ARCHITECTURE.md's package table has no row for %s", dir)
+		}
+	}
+}
