@@ -62,6 +62,7 @@ type memWaiter struct {
 type memCharge struct {
 	module, principal string
 	held              int64
+	queued            bool // its admission waited (or timed out waiting)
 }
 
 // errMemoryBudget marks the errors of a call the memory budget could not
@@ -168,6 +169,7 @@ func (b *memBudget) acquire(ctx context.Context, ch *memCharge, n int64, wait ti
 		b.mu.Unlock()
 		return nil
 	}
+	ch.queued = true
 	w := &memWaiter{ch: ch, n: n, ready: make(chan struct{})}
 	b.queue = append(b.queue, w)
 	b.mu.Unlock()

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -304,4 +306,80 @@ func TestStackWithinItsCharge(t *testing.T) {
 	if c := instanceCost(DefaultLimits(), nil); c < stackBytes {
 		t.Errorf("instanceCost %d does not count the stack", c)
 	}
+}
+
+// TestDescribeWaitsForTheBudget: a module loaded while running calls hold
+// the whole budget is not refused: its describe run waits for room (its
+// deadline, shorter than the wait, starting once it is admitted) and the
+// module loads once the calls end. It used to wait BudgetWait and be
+// refused as busy.
+func TestDescribeWaitsForTheBudget(t *testing.T) {
+	// Another module (the probe with a custom section more): its
+	// description is in no cache, so it runs its describe; its code is
+	// compiled once beforehand, so that its load is its describe run.
+	late := append(append([]byte(nil), probeWasm...), 0, 6, 4, 'l', 'a', 't', 'e', 1)
+	warm, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := warm.Load(context.Background(), "late", late, Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close(context.Background())
+	if err := os.Remove(filepath.Join(testCache, "describe", ModuleHash(late)+".json")); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs syncBuffer
+	e, err := NewEngine(Config{CacheDir: testCache, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		MemoryBudget: 1 << 30, BudgetWait: 300 * time.Millisecond, DescribeTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	var waits []func() []error
+	for i, n := range []int{2, 2, 1} {
+		m, err := e.Load(context.Background(), fmt.Sprintf("sleeper%d", i), probeWasm, Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, sleepers(t, e, m, "", n, 4000))
+	}
+	if left := e.mem.total - e.mem.usage(); left >= e.mem.usage()/5 {
+		t.Fatalf("the sleepers leave %d MiB, room for one more call: the test proves nothing", left>>20)
+	}
+	start := time.Now()
+	m, err := e.Load(context.Background(), "late", late, Policy{})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("the module loaded while the budget was held: %v", err)
+	}
+	if !strings.Contains(logs.String(), "a run at load waited for room in the memory budget") {
+		t.Fatalf("the describe run did not wait (took %s): the test proves nothing\n%s", took, logs.String())
+	}
+	t.Logf("the load took %s, the describe deadline is 500ms", took.Round(time.Millisecond))
+	for _, w := range waits {
+		w()
+	}
+	if got, err := callAs(t, m, "", "sleep", `{"n":1}`); err != nil || got != "slept" {
+		t.Fatalf("its call: %q, %v", got, err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use (a log's sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

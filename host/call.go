@@ -133,10 +133,15 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	if budget > 0 {
 		wait = 0
 	}
+	waitStart := time.Now()
 	if err := m.engine.mem.acquire(ctx, &mem.charge, code.cost, wait); err != nil {
 		return nil, err
 	}
 	defer m.engine.mem.release(&mem.charge)
+	if mem.charge.queued && budget > 0 {
+		m.engine.log.Info("a run at load waited for room in the memory budget; its deadline starts now",
+			"module", m.name, "method", method, "waited", time.Since(waitStart).Round(time.Millisecond))
+	}
 	m.engine.idle.begin()
 	defer m.engine.idle.end()
 	if st != nil {

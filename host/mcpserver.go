@@ -324,7 +324,7 @@ func (m *Module) parseMCPDescribed(raw []byte, from string) (*abi.Description, *
 
 // discover learns an MCP server's surface by running it once.
 func (m *Module) discover(ctx context.Context, c *compiled) (*abi.Description, *mcpInfo, int, error) {
-	reply, err := m.callWith(ctx, c, methodDiscover, nil, nil, m.engine.cfg.DescribeTimeout, nil)
+	reply, err := m.loadCall(ctx, c, methodDiscover, nil)
 	if err != nil {
 		return nil, nil, 0, &GuestError{Module: m.name, Kind: KindLoad, Msg: "MCP discovery failed: " + err.Error(), Err: err}
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -437,7 +438,7 @@ func (m *Module) describe(ctx context.Context, c *compiled) (*abi.Description, i
 		return d, size, nil
 	}
 	params, _ := json.Marshal(abi.DescribeParams{ABIVersions: abi.SupportedVersions(), Features: []string{abi.FeatureHTTP}})
-	reply, err := m.callWith(ctx, c, abi.MethodDescribe, params, nil, m.engine.cfg.DescribeTimeout, nil)
+	reply, err := m.loadCall(ctx, c, abi.MethodDescribe, params)
 	if err != nil {
 		return nil, 0, &GuestError{Module: m.name, Kind: KindLoad, Msg: "describe failed: " + err.Error(), Err: err}
 	}
@@ -461,6 +462,35 @@ func (m *Module) describe(ctx context.Context, c *compiled) (*abi.Description, i
 	}
 	m.engine.descs.put(m.hash, reply.Result)
 	return d, len(reply.Result), nil
+}
+
+// loadCall runs a describe or discovery run at load, with the engine's
+// describe budget as its deadline. Room in the memory budget is not the
+// guest's to find: the run waits for it as long as ctx lasts, its
+// deadline starting once it is admitted, and a run that failed because its
+// memory could not grow while other calls held the budget runs again once
+// a call gives memory back, rather than refusing the module.
+func (m *Module) loadCall(ctx context.Context, c *compiled, method string, params []byte) (*contract.Reply, error) {
+	b := m.engine.mem
+	for {
+		reply, err := m.callWith(ctx, c, method, params, nil, m.engine.cfg.DescribeTimeout, nil)
+		if err == nil || b == nil || !errors.Is(err, errMemoryBudget) || ctx.Err() != nil {
+			return reply, err
+		}
+		m.engine.log.Info("a run at load ran out of room in the memory budget; it runs again once calls give memory back",
+			"module", m.name, "method", method, "err", err)
+		// The next release, or a second at most (a release may have
+		// come between the run's end and this wait).
+		t := time.NewTimer(time.Second)
+		select {
+		case <-b.released():
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		}
+		t.Stop()
+	}
 }
 
 func (m *Module) parseDescription(raw []byte, from string) (*abi.Description, error) {
