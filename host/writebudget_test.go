@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/testkit/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // writerWasm is testdata/guests/writer, built once per test binary.
