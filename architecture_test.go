@@ -310,3 +310,54 @@ func TestArchitecturePackageTable(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureCellsAreRules checks that every "knows nothing of" cell
+// of the package table is the text of a rule of deps_test.go, which
+// TestLayering enforces.
+func TestArchitectureCellsAreRules(t *testing.T) {
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("deps_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for _, m := range regexp.MustCompile(`rule: "([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
+		rules = append(rules, m[1])
+	}
+	text := string(doc)
+	start := strings.Index(text, "| package | job | knows nothing of |")
+	if start < 0 {
+		t.Fatal("ARCHITECTURE.md has no package table")
+	}
+	for _, line := range strings.Split(text[start:], "\n")[2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cols := strings.Split(line, "|")
+		if len(cols) < 5 {
+			t.Errorf("ARCHITECTURE.md's package table: %q has no three columns", line)
+			continue
+		}
+		cell := strings.TrimSpace(strings.ReplaceAll(cols[3], "`", ""))
+		if cell == "—" {
+			continue
+		}
+		pkg := ""
+		if m := codeSpan.FindStringSubmatch(cols[1]); m != nil {
+			pkg = strings.TrimSuffix(m[1], "/...")
+		}
+		found := false
+		for _, r := range rules {
+			if (strings.HasSuffix(r, " knows nothing of "+cell) && strings.HasPrefix(r, pkg+" ")) ||
+				(strings.HasSuffix(r, " know nothing of "+cell) && strings.HasPrefix(r, "the ")) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("ARCHITECTURE.md says %s knows nothing of %q, and no rule of deps_test.go says so", pkg, cell)
+		}
+	}
+}
