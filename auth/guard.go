@@ -69,9 +69,8 @@ const (
 	ReasonLimited = "limited"
 )
 
-// Reasons lists every reason a Guard reports, for an observer to
-// initialize its series.
-func Reasons() []string {
+// reasons lists every reason a Guard reports.
+func reasons() []string {
 	return []string{ReasonMissing, ReasonMalformed, ReasonInvalid, ReasonForbidden, ReasonUpstream, ReasonLimited}
 }
 

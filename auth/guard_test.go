@@ -226,8 +226,8 @@ func TestGuardObserverReasons(t *testing.T) {
 		t.Fatalf("refusals %v, want %v", obs.n, want)
 	}
 	for k := range obs.n {
-		if !slices.Contains(Reasons(), strings.SplitN(k, "/", 2)[1]) {
-			t.Fatalf("reason of %s not in Reasons()", k)
+		if !slices.Contains(reasons(), strings.SplitN(k, "/", 2)[1]) {
+			t.Fatalf("reason of %s not in reasons()", k)
 		}
 	}
 	if got := reason(&Error{Status: http.StatusBadGateway, Description: "x"}); got != ReasonUpstream {

@@ -37,7 +37,7 @@ func TestIntrospection(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := in.Authenticate(reqWith("Authorization", "Bearer good"))
-	if err != nil || p.Name != "alice" || !p.HasScopes([]string{"mcp:tools"}) {
+	if err != nil || p.Name != "alice" || len(p.missing([]string{"mcp:tools"})) != 0 {
 		t.Fatalf("good: %v %+v", err, p)
 	}
 	if _, err := in.Authenticate(reqWith("Authorization", "Bearer good")); err != nil || calls.Load() != 1 {

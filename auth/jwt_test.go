@@ -163,7 +163,7 @@ func TestJWTGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name != "alice" || !p.HasScopes([]string{"mcp:tools", "extra"}) || p.HasScopes([]string{"admin"}) {
+	if p.Name != "alice" || len(p.missing([]string{"mcp:tools", "extra"})) != 0 || len(p.missing([]string{"admin"})) == 0 {
 		t.Fatalf("principal = %+v", p)
 	}
 	// client_credentials tokens may carry client_id and no sub.

@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/limiter"
+	"github.com/wasmcp/wasmcp/internal/limiter/limitertest"
 )
 
-// fakeShared is a shared counter in this process (limiter.NewLocal); down
+// fakeShared is a shared counter in this process (limitertest.NewLocal); down
 // makes it fail.
 type fakeShared struct {
 	limiter.Limiter
@@ -60,7 +61,7 @@ func TestGuardSharedLimits(t *testing.T) {
 			<-block
 		}
 	})
-	shared := &fakeShared{Limiter: limiter.NewLocal()}
+	shared := &fakeShared{Limiter: limitertest.NewLocal()}
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	opts := GuardOptions{Provider: a, Resource: "http://127.0.0.1:1/mcp", Limits: Limits{Concurrent: 1, PerMinute: 3, Shared: shared},

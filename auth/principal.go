@@ -22,16 +22,6 @@ type Principal struct {
 	otherCnf bool
 }
 
-// HasScopes reports whether p holds every scope in want.
-func (p *Principal) HasScopes(want []string) bool {
-	for _, s := range want {
-		if !slices.Contains(p.Scopes, s) {
-			return false
-		}
-	}
-	return true
-}
-
 // missing returns the scopes of want p does not hold.
 func (p *Principal) missing(want []string) []string {
 	var out []string

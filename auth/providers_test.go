@@ -56,7 +56,7 @@ func TestAPIKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := a.Authenticate(reqWith("Authorization", "Bearer key-a"))
-	if err != nil || p.Name != "alice" || !p.HasScopes([]string{"admin"}) {
+	if err != nil || p.Name != "alice" || len(p.missing([]string{"admin"})) != 0 {
 		t.Fatalf("alice: %v %+v", err, p)
 	}
 	if p, err = a.Authenticate(reqWith("Authorization", "bearer key-b")); err != nil || p.Name != "bob" {
@@ -145,7 +145,7 @@ func TestBasic(t *testing.T) {
 		t.Fatalf("scheme %q", b.Scheme())
 	}
 	p, err := b.Authenticate(reqWith("Authorization", basicHeader("alice", "s3cret")))
-	if err != nil || p.Name != "alice" || !p.HasScopes([]string{"mcp:tools", "admin"}) {
+	if err != nil || p.Name != "alice" || len(p.missing([]string{"mcp:tools", "admin"})) != 0 {
 		t.Fatalf("alice: %v %+v", err, p)
 	}
 	if p, err = b.Authenticate(reqWith("Authorization", basicHeader("bob", "s3cret"))); err != nil || p.Name != "bob" {
@@ -261,7 +261,7 @@ func TestForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := f.Authenticate(reqWith("Authorization", "Bearer good"))
-	if err != nil || p.Name != "alice" || !p.HasScopes([]string{"mcp:tools", "admin"}) {
+	if err != nil || p.Name != "alice" || len(p.missing([]string{"mcp:tools", "admin"})) != 0 {
 		t.Fatalf("good: %v %+v", err, p)
 	}
 	// Cached: no second question.

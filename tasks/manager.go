@@ -503,9 +503,9 @@ func (m *Manager) unhold(owner string, n int64) {
 	m.mu.Unlock()
 }
 
-// Stored returns the bytes of task results kept, on the server and for
-// owner.
-func (m *Manager) Stored(owner string) (all, ofOwner int64) {
+// storedBytes returns the bytes of task results kept, on the server and
+// for owner.
+func (m *Manager) storedBytes(owner string) (all, ofOwner int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.stored, m.storedBy[owner]
@@ -576,10 +576,6 @@ func (m *Manager) Wait(ctx context.Context, id, owner string) (*Task, error) {
 		}
 	}
 }
-
-// Changes returns a channel closed at the task's next change, for callers
-// that watch a task while doing something else.
-func (m *Manager) Changes(id string) <-chan struct{} { return m.next(id) }
 
 // Cancel cancels a task owned by owner: it moves to cancelled and its
 // guest is stopped. A task that already ended is returned unchanged with

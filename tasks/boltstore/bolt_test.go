@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/wasmcp/wasmcp/tasks"
 	"github.com/wasmcp/wasmcp/tasks/taskstest"
@@ -73,78 +71,6 @@ func TestBoltRecovery(t *testing.T) {
 	}
 	if all, _ := m2.Running(""); all != 1 {
 		t.Fatalf("recovered active tasks: %d", all)
-	}
-}
-
-// TestResultByteCaps: a result past the per-result cap, the per-principal
-// cap or the server's cap is not stored; the task fails saying which cap.
-// Expiry gives the bytes back; a restart counts what the store holds.
-func TestResultByteCaps(t *testing.T) {
-	ctx := context.Background()
-	now := time.Unix(1_800_000_000, 0)
-	clock := func() time.Time { return now }
-	path := filepath.Join(t.TempDir(), "t.db")
-	b, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := tasks.Options{MaxResultBytes: 1000, MaxStoredPerOwner: 2500, MaxStoredBytes: 4000, Now: clock}
-	m, err := tasks.NewManager(ctx, b, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := func(n int) []byte { return []byte(`{"content":[],"x":"` + strings.Repeat("a", n-21) + `"}`) }
-	finish := func(owner string, n int) *tasks.Task {
-		t.Helper()
-		tk := taskstest.Create(t, m, owner, nil)
-		got, err := m.Finish(ctx, tk.ID, tasks.Completed, "", res(n), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	if got := finish("alice", 1001); got.Status != tasks.Failed || got.Result != nil || !strings.Contains(got.Error.Message, "at most 1000") {
-		t.Fatalf("oversized result: %+v", got)
-	}
-	for i := 0; i < 2; i++ {
-		if got := finish("alice", 1000); got.Status != tasks.Completed || len(got.Result) != 1000 {
-			t.Fatalf("result %d: %+v", i, got)
-		}
-	}
-	if got := finish("alice", 1000); got.Status != tasks.Failed || !strings.Contains(got.Error.Message, "limit per client") {
-		t.Fatalf("alice past her cap: %+v", got)
-	}
-	if got := finish("bob", 1000); got.Status != tasks.Completed {
-		t.Fatalf("bob: %+v", got)
-	}
-	if got := finish("carol", 1000); got.Status != tasks.Failed || !strings.Contains(got.Error.Message, "server's stored task results") {
-		t.Fatalf("carol past the server's cap: %+v", got)
-	}
-	all, alice := m.Stored("alice")
-	if alice < 2000 || alice > 2500 || all > 4000 {
-		t.Fatalf("stored %d, alice %d", all, alice)
-	}
-	if err := m.Close(ctx, time.Second); err != nil {
-		t.Fatal(err)
-	}
-
-	// A restart counts what the store keeps; expiry frees it.
-	b, err = Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := tasks.NewManager(ctx, b, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close(ctx, time.Second)
-	if all2, alice2 := m2.Stored("alice"); all2 != all || alice2 != alice {
-		t.Fatalf("after restart: stored %d, alice %d; want %d, %d", all2, alice2, all, alice)
-	}
-	now = now.Add(2 * tasks.DefaultTTL)
-	m2.Sweep(ctx)
-	if all2, _ := m2.Stored("alice"); all2 != 0 {
-		t.Fatalf("after expiry: stored %d", all2)
 	}
 }
 
