@@ -7,9 +7,9 @@
 # ways, one server at a time on a free loopback port:
 #   wasmcp+C    wasmcp with examples/c/wordcount/wordcount.wasm (C guest)
 #   wasmcp+Go   wasmcp with examples/wasm/wordcount built for wasip1 as a
-#               command (the Go runtime starts in every instance)
-#   wasmcp+GoR  the same Go code built as a reactor (-buildmode=c-shared
-#               -tags reactor): every instance starts from a snapshot
+#               command (-tags command: the Go runtime starts in every instance)
+#   wasmcp+GoR  the same Go code built as a reactor (-buildmode=c-shared,
+#               its default shape): every instance starts from a snapshot
 #   go-sdk      bench/gosdk: the official Go SDK's server, native handler
 #   mcp-go      bench/mcpgo: mcp-go's Streamable HTTP server, native handler
 # and drives each with mcpload at the same concurrency and duration, in each
@@ -46,8 +46,8 @@ echo "building into $work ..."
 (cd "$root/bench" && go build -o "$work/mcpgo" ./mcpgo && go build -o "$work/gosdk" ./gosdk)
 mkdir -p "$work/tools-c" "$work/tools-go" "$work/tools-gor"
 cp "$root/examples/c/wordcount/wordcount.wasm" "$work/tools-c/"
-(cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" .)
-(cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -tags reactor -trimpath -ldflags="-s -w" -o "$work/tools-gor/wordcount.wasm" .)
+(cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -tags command -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" .)
+(cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o "$work/tools-gor/wordcount.wasm" .)
 
 args=$(json_text "$TEXT")
 

@@ -75,7 +75,12 @@ func wordCountModule(b *testing.B, lang string) *Module {
 }
 
 // goWordCountWasm builds the Go word_count guest (once).
-func goWordCountWasm(b testing.TB) []byte { return goWordCount.get(b, guestbuild.Build) }
+func goWordCountWasm(b testing.TB) []byte {
+	return goWordCount.get(b, func(ctx context.Context, dir, out string) error {
+		// The command variant: the Go runtime starts in every instance.
+		return guestbuild.Build(ctx, dir, out, "-tags=command")
+	})
+}
 
 func benchWordCount(b *testing.B, lang string, parallel bool) {
 	m := wordCountModule(b, lang)

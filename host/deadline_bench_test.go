@@ -140,7 +140,11 @@ func benchGuests(b *testing.B) map[string][]byte {
 			"callheavy": "testdata/guests/callheavy",
 		} {
 			out := filepath.Join(dir, name+".wasm")
-			if err := guestbuild.Build(context.Background(), src, out); err != nil {
+			// The command shape (the Go runtime starts in every
+			// instance), which the figures of docs/design/deadlines.md
+			// were measured with; the examples build as reactors by
+			// default.
+			if err := guestbuild.Build(context.Background(), src, out, "-tags=command"); err != nil {
 				benchBuildE = err
 				return
 			}

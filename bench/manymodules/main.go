@@ -80,7 +80,7 @@ func main() {
 	run(root, nil, "go", "build", "-o", bin, "./cmd/wasmcp")
 	goBase := filepath.Join(work, "wordcount-go.wasm")
 	run(filepath.Join(root, "examples/wasm/wordcount"), []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
-		"go", "build", "-trimpath", "-ldflags=-s -w", "-o", goBase, ".")
+		"go", "build", "-tags", "command", "-trimpath", "-ldflags=-s -w", "-o", goBase, ".")
 	goWasm := read(goBase)
 	cWasm := read(filepath.Join(root, "examples/c/wordcount/wordcount.wasm"))
 	log.Printf("Go module %s, C module %s; %d cores", mib(len(goWasm)), mib(len(cWasm)), numCPU())

@@ -1,7 +1,10 @@
 // Package guestbuild builds Go guest modules (package main programs using
-// the guest SDK) into WASI preview 1 command modules, the way tool authors
-// do: go build with GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0, -trimpath and
-// -ldflags="-s -w". Tests and the examples' build command use it.
+// the guest SDK) into WASI preview 1 modules, the way tool authors do (see
+// docs/writing-tools.md): go build with GOOS=wasip1 GOARCH=wasm
+// CGO_ENABLED=0, -trimpath and -ldflags="-s -w", and -buildmode=c-shared
+// for a reactor (a package that imports the SDK's package reactor), which
+// the host runs from a snapshot of its start-up; any other package builds
+// into a command module. Tests and the examples' build command use it.
 package guestbuild
 
 import (
@@ -9,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	gobuild "go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,9 +24,45 @@ import (
 // Build compiles the Go main package in pkgDir (absolute, or relative to
 // the working directory) into the wasm module outFile. The build runs in
 // the root of the Go module containing pkgDir, so pkgDir may belong to any
-// module. outFile's directory is created if needed.
-func Build(ctx context.Context, pkgDir, outFile string) error {
-	return build(ctx, pkgDir, outFile, nil)
+// module. outFile's directory is created if needed. A package that imports
+// the SDK's package reactor (under the build's GOOS, GOARCH and -tags) is
+// built with -buildmode=c-shared, as docs/writing-tools.md tells a tool
+// author to build it; any other into a command module. flags are more go
+// build flags (a -ldflags given here replaces Build's; -tags chooses the
+// files, and so the shape, of a package that holds both).
+func Build(ctx context.Context, pkgDir, outFile string, flags ...string) error {
+	return build(ctx, pkgDir, outFile, flags)
+}
+
+// ReactorPackage is the import path of the guest SDK's package reactor: a
+// main package that imports it is a reactor.
+const ReactorPackage = "github.com/wasmcp/wasmcp/guest-sdk/go/reactor"
+
+// IsReactor reports whether the main package in pkgDir, as go build sees
+// it for GOOS=wasip1 GOARCH=wasm with the build tags of flags (-tags=a,b or
+// -tags a,b), imports the SDK's package reactor.
+func IsReactor(pkgDir string, flags ...string) (bool, error) {
+	ctxt := gobuild.Default
+	ctxt.GOOS, ctxt.GOARCH, ctxt.CgoEnabled = "wasip1", "wasm", false
+	for i, f := range flags {
+		switch {
+		case strings.HasPrefix(f, "-tags="):
+			ctxt.BuildTags = append(ctxt.BuildTags, splitTags(strings.TrimPrefix(f, "-tags="))...)
+		case f == "-tags" && i+1 < len(flags):
+			ctxt.BuildTags = append(ctxt.BuildTags, splitTags(flags[i+1])...)
+		}
+	}
+	p, err := ctxt.ImportDir(pkgDir, 0)
+	if err != nil {
+		return false, fmt.Errorf("guestbuild: reading %s: %w", pkgDir, err)
+	}
+	return slices.Contains(p.Imports, ReactorPackage), nil
+}
+
+// splitTags splits a -tags value (comma-separated, or the older
+// space-separated form).
+func splitTags(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 // BuildReactor is Build for a reactor (the SDK's package reactor): it
@@ -52,6 +93,15 @@ func build(ctx context.Context, pkgDir, outFile string, flags []string) error {
 	if err != nil {
 		return err
 	}
+	if !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "-buildmode") }) {
+		reactor, err := IsReactor(absPkg, flags...)
+		if err != nil {
+			return err
+		}
+		if reactor {
+			flags = append([]string{"-buildmode=c-shared"}, flags...)
+		}
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("guestbuild: the go command is needed to build guests: %w", err)
@@ -77,7 +127,8 @@ func build(ctx context.Context, pkgDir, outFile string, flags []string) error {
 }
 
 // BuildAll builds every immediate subdirectory of srcRoot that contains a
-// main.go into outDir/<dirname>.wasm, in name order, and returns the paths
+// main.go into outDir/<dirname>.wasm with Build (so a reactor is built as
+// one), in name order, and returns the paths
 // of the modules it built. Directories named bin or build, and those
 // starting with '.' or '_' or named testdata, are skipped. It builds every
 // module even if some fail and returns the failures joined.

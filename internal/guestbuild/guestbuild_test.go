@@ -37,6 +37,17 @@ func TestFindModuleRoot(t *testing.T) {
 	}
 }
 
+// isReactorModule reports whether b is a reactor built with
+// -buildmode=c-shared from the SDK's package reactor: it exports
+// _initialize, wasmcp_main and wasmcp_snapshot.
+func isReactorModule(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("\x00asm\x01\x00\x00\x00")) && bytes.Contains(b, []byte("_initialize")) &&
+		bytes.Contains(b, []byte("wasmcp_main")) && bytes.Contains(b, []byte("wasmcp_snapshot"))
+}
+
+// TestBuildExample builds an example as `go run ./examples/wasm/build`
+// does: a reactor, the shape docs/writing-tools.md tells a tool author to
+// build, which the host runs from a snapshot.
 func TestBuildExample(t *testing.T) {
 	needGo(t)
 	root, err := FindModuleRoot()
@@ -51,8 +62,42 @@ func TestBuildExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !isCommandModule(b) {
-		t.Errorf("%s is not a wasm command module", out)
+	if !isReactorModule(b) {
+		t.Errorf("%s is not a reactor module (exporting _initialize, wasmcp_main and wasmcp_snapshot)", out)
+	}
+}
+
+// TestIsReactor: a package is a reactor when the files go build picks for
+// wasip1/wasm under the given tags import the SDK's package reactor.
+func TestIsReactor(t *testing.T) {
+	dir := t.TempDir()
+	const imp = "import _ \"" + ReactorPackage + "\"\n"
+	writeFile(t, filepath.Join(dir, "reactor", "main.go"), "package main\n\n"+imp+"\nfunc main() {}\n")
+	writeFile(t, filepath.Join(dir, "command", "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println() }\n")
+	writeFile(t, filepath.Join(dir, "both", "main.go"), "package main\n")
+	writeFile(t, filepath.Join(dir, "both", "command.go"), "//go:build !reactor\n\npackage main\n\nfunc main() {}\n")
+	writeFile(t, filepath.Join(dir, "both", "reactor.go"), "//go:build reactor\n\npackage main\n\n"+imp+"\nfunc main() {}\n")
+	writeFile(t, filepath.Join(dir, "native", "main.go"), "package main\n\nfunc main() {}\n")
+	writeFile(t, filepath.Join(dir, "native", "wasm.go"), "//go:build !wasip1\n\npackage main\n\n"+imp)
+	for _, c := range []struct {
+		pkg   string
+		flags []string
+		want  bool
+	}{
+		{"reactor", nil, true},
+		{"command", nil, false},
+		{"both", nil, false},
+		{"both", []string{"-tags=reactor"}, true},
+		{"both", []string{"-tags", "x,reactor"}, true},
+		{"native", nil, false},
+	} {
+		got, err := IsReactor(filepath.Join(dir, c.pkg), c.flags...)
+		if err != nil || got != c.want {
+			t.Errorf("IsReactor(%s, %q) = %v, %v; want %v", c.pkg, c.flags, got, err, c.want)
+		}
+	}
+	if _, err := IsReactor(filepath.Join(dir, "missing")); err == nil {
+		t.Error("IsReactor of a missing directory: no error")
 	}
 }
 

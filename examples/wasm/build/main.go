@@ -1,5 +1,8 @@
 // Command build compiles the example guest modules in examples/wasm/*/
-// into .wasm files (GOOS=wasip1 GOARCH=wasm, -trimpath, -ldflags="-s -w").
+// into .wasm files (GOOS=wasip1 GOARCH=wasm, -trimpath, -ldflags="-s -w",
+// and -buildmode=c-shared for a reactor, a package that imports the guest
+// SDK's package reactor, as every example is: the host runs such a module
+// from a snapshot of its start-up).
 //
 // Usage, from anywhere inside the wasmcp module:
 //

@@ -42,7 +42,14 @@ type TranscodeIn struct {
 	Text      string `json:"text" jsonschema:"description=The text to encode, or the encoded data to decode"`
 }
 
-func main() {
+// newServer registers the tools. reactor.go hands the server to package
+// reactor: built with -buildmode=c-shared (go run ./examples/wasm/build
+// does), the module is a reactor the host runs from a snapshot of its
+// start-up, as docs/writing-tools.md tells a tool author to build a Go tool.
+// command.go (build tag command) serves it as a command module instead, the
+// Go runtime started in every instance, for the benchmark that measures
+// both (host/deadline_bench_test.go).
+func newServer() *guest.Server {
 	s := guest.New("codec", "1.0.0")
 	pure := &guest.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
 	guest.AddTool(s, guest.Tool{
@@ -57,7 +64,7 @@ func main() {
 		Description: "Encodes text as base64, base64url, base32, hex or URL percent-encoding, or decodes such data back to text. Invalid input is reported as an error naming the problem.",
 		Annotations: pure,
 	}, transcode)
-	s.Run()
+	return s
 }
 
 func hashText(c *guest.Context, in HashIn) (HashOut, error) {

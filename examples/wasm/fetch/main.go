@@ -20,6 +20,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
 	"github.com/wasmcp/wasmcp/guest-sdk/go/guesthttp"
+	"github.com/wasmcp/wasmcp/guest-sdk/go/reactor"
 )
 
 // In is the fetch tool's input.
@@ -29,7 +30,11 @@ type In struct {
 	MaxChars int    `json:"maxChars,omitempty" jsonschema:"description=Cut the text after this many characters (default 20000)"`
 }
 
-func main() {
+// init registers the tools and hands the server to package reactor: built
+// with -buildmode=c-shared (go run ./examples/wasm/build does), the module
+// is a reactor the host runs from a snapshot of this start-up, as
+// docs/writing-tools.md tells a tool author to build a Go tool.
+func init() {
 	s := guest.New("fetch", "1.0.0")
 	guest.AddTool(s, guest.Tool{
 		Name:        "fetch",
@@ -65,8 +70,11 @@ func main() {
 		}
 		return Truncate(text, in.MaxChars), nil
 	})
-	s.Run()
+	reactor.Serve(s)
 }
+
+// main does not run in a reactor.
+func main() {}
 
 func ptr[T any](v T) *T { return &v }
 

@@ -18,6 +18,7 @@ import (
 
 	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
 	"github.com/wasmcp/wasmcp/guest-sdk/go/guesthttp"
+	"github.com/wasmcp/wasmcp/guest-sdk/go/reactor"
 )
 
 // In is the tool's input.
@@ -48,7 +49,11 @@ const API = "https://api.github.com"
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}$`)
 
-func main() {
+// init registers the tools and hands the server to package reactor: built
+// with -buildmode=c-shared (go run ./examples/wasm/build does), the module
+// is a reactor the host runs from a snapshot of this start-up, as
+// docs/writing-tools.md tells a tool author to build a Go tool.
+func init() {
 	s := guest.New("ghissues", "1.0.0")
 	guest.AddTool(s, guest.Tool{
 		Name:        "github_issues",
@@ -57,8 +62,11 @@ func main() {
 	}, func(c *guest.Context, in In) (Out, error) {
 		return List(guesthttp.Client(c), API, in)
 	})
-	s.Run()
+	reactor.Serve(s)
 }
+
+// main does not run in a reactor.
+func main() {}
 
 func ptr[T any](v T) *T { return &v }
 

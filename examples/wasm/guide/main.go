@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
+	"github.com/wasmcp/wasmcp/guest-sdk/go/reactor"
 )
 
 const (
@@ -18,7 +19,11 @@ const (
 	topicTemplate = "guide://wasmcp/topics/{topic}"
 )
 
-func main() {
+// init registers the tools and hands the server to package reactor: built
+// with -buildmode=c-shared (go run ./examples/wasm/build does), the module
+// is a reactor the host runs from a snapshot of this start-up, as
+// docs/writing-tools.md tells a tool author to build a Go tool.
+func init() {
 	s := guest.New("guide", "1.0.0",
 		guest.WithInstructions("Read guide://wasmcp/overview before writing a wasmcp tool module; topics are under guide://wasmcp/topics/{topic}."))
 
@@ -83,8 +88,11 @@ func main() {
 		Annotations: &guest.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, clientRoots)
 
-	s.Run()
+	reactor.Serve(s)
 }
+
+// main does not run in a reactor.
+func main() {}
 
 var languages = []string{"go", "rust", "c", "zig", "assemblyscript"}
 

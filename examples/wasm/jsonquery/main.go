@@ -43,7 +43,14 @@ type QueryOut struct {
 	Matches []Match `json:"matches"`
 }
 
-func main() {
+// newServer registers the tools. reactor.go hands the server to package
+// reactor: built with -buildmode=c-shared (go run ./examples/wasm/build
+// does), the module is a reactor the host runs from a snapshot of its
+// start-up, as docs/writing-tools.md tells a tool author to build a Go tool.
+// command.go (build tag command) serves it as a command module instead, the
+// Go runtime started in every instance, for the benchmark that measures
+// both (host/deadline_bench_test.go).
+func newServer() *guest.Server {
 	s := guest.New("jsonquery", "1.0.0",
 		guest.WithInstructions("Use json_query to pull values out of a JSON document instead of reading it by eye."))
 	guest.AddTool(s, guest.Tool{
@@ -55,7 +62,7 @@ func main() {
 			"A path that selects nothing returns zero matches.",
 		Annotations: &guest.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
 	}, query)
-	s.Run()
+	return s
 }
 
 func query(c *guest.Context, in QueryIn) (QueryOut, error) {

@@ -38,7 +38,14 @@ type StatsOut struct {
 	TopWords          []WordCount `json:"topWords" jsonschema:"description=Most frequent words (lower-cased), most frequent first, ties alphabetical"`
 }
 
-func main() {
+// newServer registers the tools. reactor.go hands the server to package
+// reactor: built with -buildmode=c-shared (go run ./examples/wasm/build
+// does), the module is a reactor the host runs from a snapshot of its
+// start-up, as docs/writing-tools.md tells a tool author to build a Go tool.
+// command.go (build tag command) serves it as a command module instead, the
+// Go runtime started in every instance, for the benchmark that measures
+// both (host/deadline_bench_test.go).
+func newServer() *guest.Server {
 	s := guest.New("textstats", "1.0.0")
 	guest.AddTool(s, guest.Tool{
 		Name:  "text_stats",
@@ -47,7 +54,7 @@ func main() {
 			"and lists the most frequent words. Use it for exact counts instead of estimating.",
 		Annotations: &guest.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
 	}, textStats)
-	s.Run()
+	return s
 }
 
 const steps = 4

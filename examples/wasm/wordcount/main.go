@@ -4,15 +4,16 @@
 // answer exactly the same JSON, so the two can be compared on the host
 // (see docs/performance.md).
 //
-// It builds two ways from the same code: as a command module, the Go
-// runtime started in every instance (command.go),
+// It builds two ways from the same code: as a reactor the host runs from a
+// snapshot of its start-up (reactor.go, the SDK's package reactor), which
+// is what a tool should be and what go run ./examples/wasm/build builds,
 //
-//	GOOS=wasip1 GOARCH=wasm go build -o wordcount.wasm .
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wordcount.wasm .
 //
-// and as a reactor the host runs from a snapshot of its start-up
-// (reactor.go, the SDK's package reactor), which is what a tool should be:
+// and, for the comparison the benchmarks make, as a command module, the Go
+// runtime started in every instance (command.go, build tag command):
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -tags reactor -o wordcount.wasm .
+//	GOOS=wasip1 GOARCH=wasm go build -tags command -o wordcount.wasm .
 //
 // (A tool that is only ever a reactor needs no build tag: see
 // docs/writing-tools.md.)

@@ -1,4 +1,4 @@
-//go:build reactor
+//go:build !command
 
 package main
 

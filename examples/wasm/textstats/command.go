@@ -1,0 +1,5 @@
+//go:build command
+
+package main
+
+func main() { newServer().Run() }
