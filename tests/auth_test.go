@@ -114,7 +114,7 @@ func TestAuthAPIKey(t *testing.T) {
 	if err := os.WriteFile(keys, []byte("alice sha256:"+sha256Hex("alice-key-1")+" mcp:tools\nbob sha256:"+sha256Hex("bob-key-2")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys)
+	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys, "--metrics-addr", "127.0.0.1:0")
 	md := strings.TrimSuffix(s.url, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
 	checkRefused(t, s.url, "", 401, `Bearer resource_metadata="`+md+`"`)
 	checkRefused(t, s.url, "Bearer wrong-key", 401, `Bearer resource_metadata="`+md+`"`)
@@ -130,9 +130,9 @@ func TestAuthAPIKey(t *testing.T) {
 	}
 	checkOwnership(t, s.url, "Bearer alice-key-1", "Bearer bob-key-2")
 	checkOwnership(t, s.url, "Bearer bob-key-2", "Bearer alice-key-1")
-	// The refusals above, counted by provider and reason (the metrics of a
-	// loopback listener are served beside /mcp, outside the guard).
-	fams := scrape(t, strings.TrimSuffix(s.url, "/mcp"))
+	// The refusals above, counted by provider and reason (with --auth the
+	// metrics are on their own listener).
+	fams := scrape(t, metricsBase(t, s))
 	for reason, want := range map[string]float64{"missing": 1, "invalid": 1, "malformed": 1} {
 		if got := value(fams, "wasmcp_auth_refusals_total", map[string]string{"provider": "apikey", "reason": reason}); got != want {
 			t.Errorf("wasmcp_auth_refusals_total{provider=apikey,reason=%s} = %v, want %v", reason, got, want)
@@ -169,7 +169,7 @@ func TestAuthAPIKeyFileBrokenFailsClosed(t *testing.T) {
 	}
 	alice, bob := "alice sha256:"+sha256Hex("alice-key-1")+"\n", "bob sha256:"+sha256Hex("bob-key-2")+"\n"
 	write(alice + bob)
-	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys)
+	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys, "--metrics-addr", "127.0.0.1:0")
 	status := func(key string) int {
 		return httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), legacyInit).status
 	}
@@ -193,7 +193,7 @@ func TestAuthAPIKeyFileBrokenFailsClosed(t *testing.T) {
 	if b := status("bob-key-2"); b != 503 {
 		t.Fatalf("file gone: bob %d, want 503", b)
 	}
-	fams := scrape(t, strings.TrimSuffix(s.url, "/mcp"))
+	fams := scrape(t, metricsBase(t, s))
 	if got := value(fams, "wasmcp_auth_refusals_total", map[string]string{"provider": "apikey", "reason": "upstream"}); got != 3 {
 		t.Errorf("wasmcp_auth_refusals_total{provider=apikey,reason=upstream} = %v, want 3", got)
 	}

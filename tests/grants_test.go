@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
@@ -135,4 +137,51 @@ func TestGrantsSkills(t *testing.T) {
 			t.Fatalf("bob's %s %s: %d %s; of an unknown one: %d %s", c.method, c.params, b.status, b.body, u.status, u.body)
 		}
 	}
+}
+
+// TestGrantsMetricsOffTheAuthenticatedListener: with --auth on a loopback
+// bind, /metrics (which names every tool, a grant-hidden one too, and
+// asks for no credential) is not served on the MCP listener, to a caller
+// without a credential or with one; the probes stay (issue 25 item 8).
+func TestGrantsMetricsOffTheAuthenticatedListener(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := guestbuild.Build(context.Background(), "testdata/grantskill", filepath.Join(dir, "grantskill.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "grantskill.policy.toml"), []byte("[access]\nscopes = [\"admin\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", grantKeys(t))
+	base := strings.TrimSuffix(s.url, "/mcp")
+	// A call first, so that the tool has its series.
+	alice := legacySession(t, s.url, "Bearer alice-key")
+	if x := alice(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"granted_tool","arguments":{}}}`); !strings.Contains(x.body, "granted") {
+		t.Fatalf("alice's call: %s", x.body)
+	}
+	for _, authz := range []string{"", "Bearer bob-key"} {
+		x := httpDo(t, http.MethodGet, base+"/metrics", withAuth(nil, authz), "")
+		if x.status == 200 || strings.Contains(x.body, "granted_tool") {
+			t.Fatalf("/metrics on the authenticated MCP listener (Authorization %q): %d %.300s", authz, x.status, x.body)
+		}
+	}
+	if x := httpDo(t, http.MethodGet, base+"/healthz", nil, ""); x.status != 200 {
+		t.Fatalf("/healthz: %d", x.status)
+	}
+}
+
+// metricsBase is the base URL of the --metrics-addr listener of s, from
+// its log.
+func metricsBase(t *testing.T, s *served) string {
+	t.Helper()
+	re := regexp.MustCompile(`msg="serving metrics and probes" url=(http://\S+)/metrics`)
+	var base string
+	waitFor(t, 10*time.Second, "the metrics listener", func() bool {
+		if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
+			base = m[1]
+			return true
+		}
+		return false
+	})
+	return base
 }

@@ -33,7 +33,7 @@ type opsFlags struct {
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.metricsAddr, "metrics-addr", "", `serve /metrics, /healthz and /readyz on this address too (e.g. 127.0.0.1:9464; "off" for none); default: on the --http listener when it binds loopback, else `+defaultMetricsAddr)
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", `serve /metrics, /healthz and /readyz on this address too (e.g. 127.0.0.1:9464; "off" for none); default: on the --http listener when it binds loopback without --auth, else `+defaultMetricsAddr+` (/metrics names every tool, grant-hidden ones too, and asks no credential)`)
 	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces (a span per request, tool call and guest instance) over OTLP to this URL, e.g. http://127.0.0.1:4318 (OTLP/HTTP) or http://127.0.0.1:4317 (--otlp-protocol grpc; https for TLS); default: no tracing")
 	fs.StringVar(&f.otlpProtocol, "otlp-protocol", telemetry.ProtocolHTTP, "OTLP protocol of --otlp-endpoint: "+telemetry.ProtocolHTTP+" or "+telemetry.ProtocolGRPC)
 	fs.Float64Var(&f.traceSample, "trace-sample", 1, "fraction of new traces kept with --otlp-endpoint (a client's sampled trace context is followed)")
@@ -85,9 +85,14 @@ func (o *ops) routes(metrics bool) map[string]http.Handler {
 	return r
 }
 
-// listen starts the --metrics-addr server as decided from the flags and
-// the --http address ("" for stdio).
-func (o *ops) listen(f *opsFlags, httpAddr string) error {
+// listen starts the --metrics-addr server as decided from the flags, the
+// --http address ("" for stdio) and whether HTTP clients authenticate.
+// /metrics names every module and tool, those a grant hides from some
+// principal too, and answers without a credential: it goes on the MCP
+// listener only on a loopback bind without --auth; with --auth (or beyond
+// loopback) it is served on its own listener, defaultMetricsAddr unless
+// --metrics-addr says otherwise, for the operator's scraper alone.
+func (o *ops) listen(f *opsFlags, httpAddr string, authenticated bool) error {
 	addr := f.metricsAddr
 	explicit := addr != ""
 	if addr == "off" {
@@ -97,7 +102,7 @@ func (o *ops) listen(f *opsFlags, httpAddr string) error {
 		if httpAddr == "" {
 			return nil // stdio: nothing unless asked
 		}
-		if loopbackAddr(httpAddr) {
+		if loopbackAddr(httpAddr) && !authenticated {
 			o.onMain = true
 			return nil
 		}

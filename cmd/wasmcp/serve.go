@@ -301,7 +301,7 @@ Flags:
 	}
 	// A --metrics-addr listener answers /readyz (not ready) during the load.
 	defer ops.close()
-	if err := ops.listen(&of, *httpAddr); err != nil {
+	if err := ops.listen(&of, *httpAddr, af.provider != "none" && af.provider != ""); err != nil {
 		return err
 	}
 	// The summary line is logged once the listener serves and the initial

@@ -20,7 +20,7 @@ import (
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", "http://"+defaultMetricsAddr, "base URL of the server's metrics: its --http address on a loopback bind, else its --metrics-addr")
+	server := fs.String("server", "http://"+defaultMetricsAddr, "base URL of the server's metrics: its --http address on a loopback bind without --auth, else its --metrics-addr (default "+defaultMetricsAddr+")")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the server")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: wasmcp status [--server URL]
