@@ -25,13 +25,17 @@ func (r *request) invokeCtx(ctx context.Context, mod Module, method string) (*co
 	if r.sess != nil {
 		defer r.sess.track(r.msg.ID, cancel)()
 	}
-	params := r.msg.Params
-	if r.guestParams != nil {
-		params = r.guestParams
-	}
+	return r.callGuest(ctx, mod, method, r.callParams(), &peer{r: r, mod: mod})
+}
+
+// callGuest is the one sequence of a guest call for the request: the
+// host-owned _meta goes into params, the guest runs with p as its peer,
+// and the call is audited. invokeCtx (a call answered in place) and
+// relay.run (a tools/call that may outlive its request) both run it.
+func (r *request) callGuest(ctx context.Context, mod Module, method string, params []byte, p contract.Peer) (*contract.Reply, error) {
 	params = r.guestMeta(mod, params)
 	start := time.Now()
-	reply, err := guestCall(ctx, mod, method, params, &peer{r: r, mod: mod})
+	reply, err := guestCall(ctx, mod, method, params, p)
 	r.audit(mod, method, start, reply, err)
 	return reply, err
 }

@@ -3,7 +3,6 @@ package protocol
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
@@ -52,11 +51,9 @@ func launch(ctx context.Context, r *request, e *toolEntry, owner sink) *relay {
 
 // run calls the guest and hands its outcome to the owner.
 func (rl *relay) run(ctx context.Context, params []byte) {
-	start := time.Now()
 	reply, err := rl.r.srv.measuredCall(ctx, rl.entry, func(ctx context.Context) (*contract.Reply, error) {
-		return guestCall(ctx, rl.mod, abi.MethodToolsCall, rl.r.guestMeta(rl.mod, params), rl)
+		return rl.r.callGuest(ctx, rl.mod, abi.MethodToolsCall, params, rl)
 	})
-	rl.r.audit(rl.mod, abi.MethodToolsCall, start, reply, err)
 	rl.finish(outcome{reply: reply, err: err})
 }
 
