@@ -227,7 +227,7 @@ func TestREADMEExample(t *testing.T) {
 		MaxInstances: 4, MaxQueue: 16,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data", "stations"), GuestPath: "/stations", ReadOnly: true},
-			{HostPath: cache, GuestPath: "/cache"},
+			{HostPath: cache, GuestPath: "/cache", MaxWriteBytes: 16 << 20},
 		},
 		Env: []host.EnvVar{
 			{Name: "API_TOKEN", Value: "t0k3n", From: "WEATHER_API_TOKEN"},
