@@ -36,12 +36,16 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 	}
 }
 
-func testOAuth(t *testing.T, sdk string) {
-	node, dir := oauthProject(t)
-	const ttl = 4 // seconds: the access tokens' lifetime
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+// startOAuth starts the authorization server (oauth/as.mjs, tokens of ttl
+// seconds) and wasmcp serve --auth jwt trusting it, with extra serve
+// flags. It returns node, the npm project's directory, the environment for
+// client.mjs, the issuer, wasmcp's address and its log.
+func startOAuth(t *testing.T, ttl int, extra ...string) (node, dir string, env []string, issuer, addr string, log *e2e.LockedBuffer) {
+	t.Helper()
+	node, dir = oauthProject(t)
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	resource := "http://" + addr + "/mcp"
-	env := append(os.Environ(), "RESOURCE="+resource, "CLIENT_ID=mcp-e2e", "CLIENT_SECRET=e2e-secret-"+strconv.Itoa(os.Getpid()),
+	env = append(os.Environ(), "RESOURCE="+resource, "CLIENT_ID=mcp-e2e", "CLIENT_SECRET=e2e-secret-"+strconv.Itoa(os.Getpid()),
 		"TOKEN_TTL="+strconv.Itoa(ttl))
 
 	// The authorization server.
@@ -70,9 +74,10 @@ func testOAuth(t *testing.T, sdk string) {
 	}
 
 	// wasmcp, trusting it.
-	log := &e2e.LockedBuffer{}
-	cmd := exec.Command(wasmcpBin, serveArgs("--http", addr, "--auth", "jwt", "--auth-issuer", hello.Issuer,
-		"--auth-scopes", "mcp:tools", "--auth-leeway", "1s", "--auth-jwks-min-refresh", "1s")...)
+	log = &e2e.LockedBuffer{}
+	args := append([]string{"--http", addr, "--auth", "jwt", "--auth-issuer", hello.Issuer,
+		"--auth-scopes", "mcp:tools", "--auth-leeway", "1s", "--auth-jwks-min-refresh", "1s"}, extra...)
+	cmd := exec.Command(wasmcpBin, serveArgs(args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,6 +91,14 @@ func testOAuth(t *testing.T, sdk string) {
 	if err := waitListening(addr, exited, 60*time.Second); err != nil {
 		t.Fatalf("wasmcp: %v\n%s", err, log)
 	}
+	return node, dir, env, hello.Issuer, addr, log
+}
+
+func testOAuth(t *testing.T, sdk string) {
+	const ttl = 4 // seconds: the access tokens' lifetime
+	node, dir, env, issuer, addr, log := startOAuth(t, ttl)
+	resource := "http://" + addr + "/mcp"
+	hello := struct{ Issuer string }{issuer}
 
 	// The client.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -163,6 +176,93 @@ func testOAuth(t *testing.T, sdk string) {
 	logs := log.String()
 	if !strings.Contains(logs, "audit=auth") || strings.Contains(logs, "eyJ") {
 		t.Errorf("audit lines missing, or a token in the log:\n%s", logs)
+	}
+}
+
+// TestOAuthDPoP is issue 25 item 12 against real peers: the official
+// TypeScript client (@modelcontextprotocol/client, its DpopSession behind a
+// ClientCredentialsProvider, oauth/client.mjs v2-dpop) gets a DPoP-bound
+// token from a real authorization server (oidc-provider, oauth/as.mjs,
+// whose DPoP support binds the token with cnf.jkt and token_type DPoP)
+// and uses wasmcp serve --auth jwt --auth-dpop-required, which accepts
+// only DPoP: every request of the SDK to wasmcp carries Authorization:
+// DPoP and a proof, tools are listed and called, and the bound token sent
+// as Bearer is refused with a DPoP challenge.
+func TestOAuthDPoP(t *testing.T) {
+	node, dir, env, issuer, addr, log := startOAuth(t, 60, "--auth-dpop-required")
+	resource := "http://" + addr + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), "v2-dpop", resource)
+	var stdout, stderr bytes.Buffer
+	cl.Dir, cl.Stdout, cl.Stderr, cl.Env = dir, &stdout, &stderr, env
+	if err := cl.Run(); err != nil {
+		t.Fatalf("client.mjs v2-dpop: %v\nstderr:\n%s\nstdout:\n%s\nwasmcp:\n%s", err, stderr.String(), stdout.String(), log)
+	}
+	type challenge struct {
+		Status          int
+		WWWAuthenticate string
+	}
+	var rep struct {
+		Unauthenticated, AsBearer challenge
+		Requests                  []struct {
+			Method, URL, Scheme string
+			Status              int
+			DPoP                bool
+		}
+		Token struct {
+			TokenType, Kid, Thumbprint string
+			Claims                     struct {
+				Iss, Sub, Scope string
+				Aud             any
+				Cnf             struct{ Jkt string }
+			}
+		}
+		Tools           []string
+		Hash1, Hash2    tsCallResult
+		ProtocolVersion string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("client report: %v\n%s", err, stdout.String())
+	}
+	md := `DPoP resource_metadata="http://` + addr + `/.well-known/oauth-protected-resource/mcp", scope="mcp:tools", algs="`
+	if rep.Unauthenticated.Status != 401 || !strings.HasPrefix(rep.Unauthenticated.WWWAuthenticate, md) {
+		t.Errorf("no token: %d %q, want 401 %q…", rep.Unauthenticated.Status, rep.Unauthenticated.WWWAuthenticate, md)
+	}
+	tk := rep.Token
+	if tk.TokenType != "DPoP" || tk.Claims.Cnf.Jkt == "" || tk.Claims.Cnf.Jkt != tk.Thumbprint || tk.Claims.Iss != issuer || tk.Claims.Aud != resource {
+		t.Errorf("the token is not bound to the SDK's DPoP key: %+v", tk)
+	}
+	var tokenReq, mcpDPoP int
+	for _, r := range rep.Requests {
+		switch {
+		case strings.HasPrefix(r.URL, issuer) && r.Method == "POST":
+			if r.Status == 200 && r.DPoP {
+				tokenReq++
+			}
+		case r.URL == resource && r.Scheme != "":
+			if r.Scheme != "DPoP" || !r.DPoP || r.Status >= 400 {
+				t.Errorf("a request to wasmcp with a token but not DPoP, or refused: %+v", r)
+			}
+			mcpDPoP++
+		}
+	}
+	if tokenReq == 0 || mcpDPoP < 4 {
+		t.Errorf("token requests with a DPoP proof: %d; DPoP requests to wasmcp: %d (want ≥1, ≥4): %+v", tokenReq, mcpDPoP, rep.Requests)
+	}
+	if rep.ProtocolVersion != "2026-07-28" || !strings.Contains(strings.Join(rep.Tools, ","), "hash") {
+		t.Errorf("negotiated %q, tools %v", rep.ProtocolVersion, rep.Tools)
+	}
+	for i, h := range []tsCallResult{rep.Hash1, rep.Hash2} {
+		if len(h.Content) == 0 || !strings.Contains(h.Content[0].Text, hashSHA256) {
+			t.Errorf("hash call %d: %+v", i+1, h)
+		}
+	}
+	if rep.AsBearer.Status != 401 || !strings.HasPrefix(rep.AsBearer.WWWAuthenticate, "DPoP ") || !strings.Contains(rep.AsBearer.WWWAuthenticate, `error="invalid_token"`) {
+		t.Errorf("the bound token as Bearer: %d %q, want 401 with a DPoP challenge", rep.AsBearer.Status, rep.AsBearer.WWWAuthenticate)
+	}
+	if logs := log.String(); strings.Contains(logs, "eyJ") {
+		t.Errorf("a token or proof in the log:\n%s", logs)
 	}
 }
 
