@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/url"
 	"path"
@@ -77,7 +78,7 @@ func (c *Catalog) addSkills(operator []*skills.Skill, log *slog.Logger) []Confli
 		}
 		set.add(s)
 		enc, _ := json.Marshal(&abi.Resource{URI: s.URI(), Name: s.Name, Description: s.Description,
-			MimeType: "text/markdown", Size: int64(len(set.files[s.URI()].Data))})
+			MimeType: "text/markdown", Size: set.files[s.URI()].Size})
 		c.resources = append(c.resources, &resourceEntry{res: &abi.Resource{URI: s.URI()}, mod: mod, enc: enc})
 	}
 	for _, s := range operator {
@@ -130,7 +131,7 @@ func (set *skillSet) add(s *skills.Skill) {
 	for _, f := range s.Files {
 		set.files[f.URI] = f
 		set.file[f.URI] = s
-		enc, _ := json.Marshal(&abi.Resource{URI: f.URI, Name: path.Base(f.Path), MimeType: f.MimeType, Size: int64(len(f.Data))})
+		enc, _ := json.Marshal(&abi.Resource{URI: f.URI, Name: path.Base(f.Path), MimeType: f.MimeType, Size: f.Size})
 		dir := s.Root()
 		if i := strings.LastIndexByte(f.URI, '/'); i > len(s.Root()) {
 			dir = f.URI[:i]
@@ -237,7 +238,16 @@ func (r *request) readSkillFile(uri string) (Response, bool) {
 		// one that does not exist.
 		return Response{}, false
 	}
-	return r.ok(f.Contents(), true), true
+	b, err := f.Contents()
+	if err != nil {
+		r.srv.log.WarnContext(r.ctx, "reading a skill file", "uri", uri, "err", err)
+		msg := "the skill file could not be read"
+		if errors.Is(err, skills.ErrChanged) {
+			msg = err.Error()
+		}
+		return r.fail(&Error{Code: CodeInternalError, Message: msg}), true
+	}
+	return r.ok(b, true), true
 }
 
 // readDirectory answers resources/directory/read: the direct children of

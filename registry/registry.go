@@ -160,7 +160,7 @@ func (r *Registry) Reload(ctx context.Context) error {
 		return err
 	}
 	files = r.withLoaded(files)
-	r.syncSkills()
+	r.syncSkills(ctx)
 	r.syncMu.Lock()
 	clear(r.refused) // an explicit reload tries refused files again
 	r.syncMu.Unlock()

@@ -40,7 +40,11 @@ func (r *Registry) Skills() []*skills.Skill {
 // and publishes a catalog if one was published before (the first publish
 // happens in sync). A skill that breaks a rule is logged and left out; if
 // the directory cannot be read, the skills loaded before keep serving.
-func (r *Registry) syncSkills() {
+//
+// Only the skills whose files changed are read again (skills.LoadDirContext
+// keeps the others), and ctx ending stops the read: the skills loaded
+// before keep serving.
+func (r *Registry) syncSkills(ctx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
 	dir := r.skills.dir
@@ -57,8 +61,11 @@ func (r *Registry) syncSkills() {
 	if r.skills.read && fp == r.skills.fp {
 		return
 	}
-	loaded, refused, err := skills.LoadDir(dir)
+	loaded, refused, err := skills.LoadDirContext(ctx, dir, r.skills.loaded)
 	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
 		r.log.Error("reading the skills directory; the skills loaded before keep serving", "dir", dir, "err", err)
 		return
 	}
@@ -116,7 +123,7 @@ func (r *Registry) WatchSkills(ctx context.Context, o WatchOptions) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
-	r.syncSkills() // whatever changed before the watch began
+	r.syncSkills(ctx) // whatever changed before the watch began
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,9 +142,9 @@ func (r *Registry) WatchSkills(ctx context.Context, o WatchOptions) error {
 			settle.Reset(o.Settle)
 		case <-settle.C:
 			watchDirs(w, dir) // directories created since
-			r.syncSkills()
+			r.syncSkills(ctx)
 		case <-tick:
-			r.syncSkills()
+			r.syncSkills(ctx)
 		}
 	}
 }

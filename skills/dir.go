@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -12,14 +13,27 @@ import (
 	"strings"
 )
 
-// LoadDir reads a directory of skills: every directory under dir (at most
-// MaxDepth levels down) that holds a SKILL.md is a skill whose path is its
-// directory's path relative to dir, and whose files are the regular files
-// below it. Entries whose name begins with '.' are ignored; symbolic links
-// are not followed (reads cannot leave dir). A skill that breaks a rule is
-// left out and its error returned in refused; err is set only when dir
-// itself cannot be read.
+// LoadDir is LoadDirContext without a context or skills read before.
 func LoadDir(dir string) (loaded []*Skill, refused []error, err error) {
+	return LoadDirContext(context.Background(), dir, nil)
+}
+
+// LoadDirContext reads a directory of skills: every directory under dir
+// (at most MaxDepth levels down) that holds a SKILL.md is a skill whose
+// path is its directory's path relative to dir, and whose files are the
+// regular files below it. Entries whose name begins with '.' are ignored;
+// symbolic links are not followed (reads cannot leave dir), and a file
+// with more than one hard link refuses its skill (its other name may be
+// anywhere on the disk). A skill that breaks a rule is left out and its
+// error returned in refused; err is set only when dir itself cannot be
+// read, or ctx ends (the read stops at the next file).
+//
+// Only SKILL.md is kept in memory: each other file is read to check and
+// digest it, then read again from disk when it is served (File.Contents).
+// A skill of prev (an earlier read of dir) whose files' names, sizes,
+// modes, inodes and modification times are all unchanged is kept as it
+// was, not read again.
+func LoadDirContext(ctx context.Context, dir string, prev []*Skill) (loaded []*Skill, refused []error, err error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("skills directory: %w", err)
@@ -29,7 +43,16 @@ func LoadDir(dir string) (loaded []*Skill, refused []error, err error) {
 	if _, err := fs.ReadDir(fsys, "."); err != nil {
 		return nil, nil, fmt.Errorf("skills directory: %w", err)
 	}
+	before := make(map[string]*Skill, len(prev))
+	for _, s := range prev {
+		if s.dir == dir {
+			before[s.Path] = s
+		}
+	}
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, werr error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if werr != nil {
 			if p == "." {
 				return werr
@@ -50,10 +73,19 @@ func LoadDir(dir string) (loaded []*Skill, refused []error, err error) {
 		if err != nil || !st.Mode().IsRegular() {
 			return nil // a group directory: look further down
 		}
-		s, err := readSkill(fsys, p)
+		fp := skillPrint(fsys, p)
+		if old, ok := before[p]; ok && old.fp == fp {
+			loaded = append(loaded, old)
+			return fs.SkipDir
+		}
+		s, err := readSkill(ctx, fsys, dir, p)
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			refused = append(refused, err)
 		} else {
+			s.dir, s.fp = dir, fp
 			loaded = append(loaded, s)
 		}
 		return fs.SkipDir
@@ -64,9 +96,9 @@ func LoadDir(dir string) (loaded []*Skill, refused []error, err error) {
 	return loaded, refused, nil
 }
 
-// readSkill reads the files of the skill at directory p of fsys, refusing it
-// as soon as it exceeds the limits.
-func readSkill(fsys fs.FS, p string) (*Skill, error) {
+// readSkill reads the files of the skill at directory p of fsys (the
+// skills directory dir), refusing it as soon as it exceeds the limits.
+func readSkill(ctx context.Context, fsys fs.FS, dir, p string) (*Skill, error) {
 	if err := CheckPath(p); err != nil {
 		return nil, err
 	}
@@ -75,6 +107,9 @@ func readSkill(fsys fs.FS, p string) (*Skill, error) {
 	err := fs.WalkDir(fsys, p, func(q string, d fs.DirEntry, werr error) error {
 		if werr != nil {
 			return werr
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if q != p && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
@@ -88,29 +123,95 @@ func readSkill(fsys fs.FS, p string) (*Skill, error) {
 		if len(files) == MaxFiles {
 			return fmt.Errorf("more than %d files", MaxFiles)
 		}
-		info, err := d.Info()
+		data, err := readFile(fsys, q, MaxBytes-total)
 		if err != nil {
 			return err
 		}
-		if total += info.Size(); total > MaxBytes {
-			return fmt.Errorf("larger than %d bytes", MaxBytes)
-		}
-		f, err := fsys.Open(q)
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
-		f.Close()
-		if err != nil {
-			return err
-		}
-		files = append(files, Input{Path: strings.TrimPrefix(q, p+"/"), Data: data})
+		total += int64(len(data))
+		rel := strings.TrimPrefix(q, p+"/")
+		files = append(files, Input{Path: rel, Data: data, Open: reopen(dir, q, int64(len(data)))})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: %w", p, err)
 	}
 	return New(p, files)
+}
+
+// readFile reads the regular file q of fsys from one opened descriptor:
+// what is checked (a regular file with one link, within max bytes) is
+// what is read.
+func readFile(fsys fs.FS, q string, max int64) ([]byte, error) {
+	f, err := fsys.Open(q)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", q)
+	}
+	if n := linkCount(st); n > 1 {
+		return nil, fmt.Errorf("%s has %d hard links: a skill file may have only its own name (another may be outside the skills directory)", q, n)
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("larger than %d bytes", MaxBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("larger than %d bytes", MaxBytes)
+	}
+	return data, nil
+}
+
+// reopen reads file q of the skills directory dir again when it is served,
+// with the checks of readFile and no more than size bytes (File.Contents
+// then checks the digest).
+func reopen(dir, q string, size int64) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		return readFile(root.FS(), q, size)
+	}
+}
+
+// skillPrint summarizes what a stat tells of every entry of the skill at
+// p: whether anything in it changed since it was read.
+func skillPrint(fsys fs.FS, p string) [32]byte {
+	h := sha256.New()
+	var buf [8]byte
+	num := func(v int64) {
+		binary.LittleEndian.PutUint64(buf[:], uint64(v))
+		h.Write(buf[:])
+	}
+	_ = fs.WalkDir(fsys, p, func(q string, d fs.DirEntry, werr error) error {
+		io.WriteString(h, q)
+		h.Write([]byte{0})
+		if werr != nil {
+			io.WriteString(h, werr.Error())
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			num(int64(info.Mode()))
+			num(info.Size())
+			num(info.ModTime().UnixNano())
+			num(int64(inode(info)))
+			num(int64(linkCount(info)))
+		}
+		return nil
+	})
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // Fingerprint summarizes the names, sizes, modes and modification times of

@@ -51,6 +51,11 @@ type Skill struct {
 	Size int64
 	// entry is the skill's entry as skills/list and skills/get carry it.
 	entry []byte
+	// dir and fp, for a skill of a skills directory: the directory, and
+	// what a stat told of the skill's files when they were read
+	// (LoadDirContext keeps a skill whose fp is unchanged).
+	dir string
+	fp  [32]byte
 }
 
 // File is one file of a skill.
@@ -59,8 +64,12 @@ type File struct {
 	Path string
 	// URI is skill://<skill path>/<path>, each segment percent-encoded.
 	URI string
-	// Data are the file's bytes.
+	// Data are the file's bytes, for a skill built from bytes (a module's);
+	// nil for a file of a skills directory, read from disk when it is
+	// read (Contents), so a large tree is not held in memory.
 	Data []byte
+	// Size is the file's size in bytes.
+	Size int64
 	// MimeType is the file's media type.
 	MimeType string
 	// Digest is "sha256:" and the hex SHA-256 of Data.
@@ -70,6 +79,9 @@ type File struct {
 
 	once     sync.Once
 	contents []byte
+	// open reads the file again (a skills directory's), nil when Data
+	// holds it.
+	open func() ([]byte, error)
 }
 
 // Input is one file handed to New.
@@ -77,6 +89,11 @@ type Input struct {
 	Path     string
 	Data     []byte
 	MimeType string // "" picks one from the extension
+	// Open, when set, reads the file when it is served instead of Data
+	// being kept: Data is read once to check and digest the file, then
+	// dropped (SKILL.md excepted). What Open returns later must have the
+	// same digest, or the read fails.
+	Open func() ([]byte, error)
 }
 
 // Root is the skill's directory URI, skill://<skill path>.
@@ -158,8 +175,11 @@ func New(p string, files []Input) (*Skill, error) {
 			return nil, fmt.Errorf("skill %s is larger than %d bytes", p, MaxBytes)
 		}
 		sum := sha256.Sum256(in.Data)
-		f := &File{Path: in.Path, URI: s.Root() + "/" + escapePath(in.Path), Data: in.Data,
+		f := &File{Path: in.Path, URI: s.Root() + "/" + escapePath(in.Path), Data: in.Data, Size: int64(len(in.Data)),
 			Digest: "sha256:" + hex.EncodeToString(sum[:]), Text: utf8.Valid(in.Data), MimeType: in.MimeType}
+		if in.Open != nil && in.Path != Manifest {
+			f.Data, f.open = nil, in.Open
+		}
 		if f.MimeType == "" {
 			f.MimeType = mimeType(in.Path, f.Text)
 		}
@@ -209,7 +229,7 @@ type resourceEntry struct {
 func (s *Skill) encodeEntry() []byte {
 	res := make([]resourceEntry, len(s.Files))
 	for i, f := range s.Files {
-		res[i] = resourceEntry{URI: f.URI, Digest: f.Digest, Size: len(f.Data)}
+		res[i] = resourceEntry{URI: f.URI, Digest: f.Digest, Size: int(f.Size)}
 	}
 	b, _ := json.Marshal(struct {
 		URI         string          `json:"uri"`
@@ -219,32 +239,53 @@ func (s *Skill) encodeEntry() []byte {
 	return b
 }
 
+// ErrChanged is the error of Contents for a file of a skills directory
+// that changed on disk since it was checked: it is served again once the
+// directory is read again.
+var ErrChanged = errors.New("the skill file changed on disk since it was read; it is served again once the skills directory is read again")
+
 // Contents is the result of reading the file as a resource,
 // {"contents":[{"uri","mimeType","text"|"blob"}]}: text when the file is
-// UTF-8, base64 otherwise. Encoded on first use, then kept.
-func (f *File) Contents() []byte {
-	f.once.Do(func() {
-		type content struct {
-			URI      string  `json:"uri"`
-			MimeType string  `json:"mimeType"`
-			Text     *string `json:"text,omitempty"`
-			Blob     []byte  `json:"blob,omitempty"`
+// UTF-8, base64 otherwise. A file built from bytes is encoded on first
+// use, then kept; a skills directory's file is read from disk on each
+// read (nothing of it is kept) and must still have its digest.
+func (f *File) Contents() ([]byte, error) {
+	if f.open != nil {
+		data, err := f.open()
+		if err != nil {
+			return nil, fmt.Errorf("reading skill file %s: %w", f.URI, err)
 		}
-		c := content{URI: f.URI, MimeType: f.MimeType}
-		if f.Text {
-			t := string(f.Data)
-			c.Text = &t
-		} else {
-			c.Blob = f.Data
-			if c.Blob == nil {
-				c.Blob = []byte{}
-			}
+		sum := sha256.Sum256(data)
+		if "sha256:"+hex.EncodeToString(sum[:]) != f.Digest {
+			return nil, ErrChanged
 		}
-		f.contents, _ = json.Marshal(struct {
-			Contents []content `json:"contents"`
-		}{[]content{c}})
-	})
-	return f.contents
+		return f.encode(data), nil
+	}
+	f.once.Do(func() { f.contents = f.encode(f.Data) })
+	return f.contents, nil
+}
+
+func (f *File) encode(data []byte) []byte {
+	type content struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text,omitempty"`
+		Blob     []byte  `json:"blob,omitempty"`
+	}
+	c := content{URI: f.URI, MimeType: f.MimeType}
+	if f.Text {
+		t := string(data)
+		c.Text = &t
+	} else {
+		c.Blob = data
+		if c.Blob == nil {
+			c.Blob = []byte{}
+		}
+	}
+	b, _ := json.Marshal(struct {
+		Contents []content `json:"contents"`
+	}{[]content{c}})
+	return b
 }
 
 // escapePath percent-encodes each segment of a file path for a URI.

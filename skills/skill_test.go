@@ -62,11 +62,18 @@ func TestNew(t *testing.T) {
 	var read struct {
 		Contents []struct{ URI, MimeType, Text, Blob string }
 	}
-	if err := json.Unmarshal(s.Files[1].Contents(), &read); err != nil || read.Contents[0].Blob != "//4=" || read.Contents[0].Text != "" {
-		t.Fatalf("blob contents %s: %v", s.Files[1].Contents(), err)
+	contents := func(f *File) []byte {
+		b, err := f.Contents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	if err := json.Unmarshal(s.Files[0].Contents(), &read); err != nil || read.Contents[0].Text != manifest {
-		t.Fatalf("text contents %s: %v", s.Files[0].Contents(), err)
+	if err := json.Unmarshal(contents(s.Files[1]), &read); err != nil || read.Contents[0].Blob != "//4=" || read.Contents[0].Text != "" {
+		t.Fatalf("blob contents %s: %v", contents(s.Files[1]), err)
+	}
+	if err := json.Unmarshal(contents(s.Files[0]), &read); err != nil || read.Contents[0].Text != manifest {
+		t.Fatalf("text contents %s: %v", contents(s.Files[0]), err)
 	}
 }
 
