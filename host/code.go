@@ -24,6 +24,10 @@ const NoCodeBudget = -1
 // (Config.DescribeTimeout).
 const DefaultDescribeTimeout = 5 * time.Second
 
+// DefaultSnapshotTimeout is the default deadline of a snapshot's start-up
+// run (Config.SnapshotTimeout).
+const DefaultSnapshotTimeout = 5 * time.Second
+
 // DefaultSlowCompile is how long a compilation runs before it is logged,
 // and then logged again (Config.SlowCompile).
 const DefaultSlowCompile = 5 * time.Second

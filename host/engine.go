@@ -82,6 +82,11 @@ type Config struct {
 	// when shorter than its call timeout; zero means
 	// DefaultDescribeTimeout.
 	DescribeTimeout time.Duration
+	// SnapshotTimeout is the deadline of a reactor's start-up run for its
+	// snapshot, when shorter than its call timeout; zero means
+	// DefaultSnapshotTimeout. A start-up that reaches it runs as a plain
+	// reactor, without a snapshot.
+	SnapshotTimeout time.Duration
 	// RunAfterAnswer lets a guest run on after its answer, until its
 	// entry point returns or its deadline passes, so that what it writes
 	// after answering is seen (contract.CallStats.AfterAnswer): wasmcp
@@ -122,7 +127,8 @@ type Engine struct {
 	mem      *memBudget
 	idle     idleReturn // returns memory to the OS when calls stop (idle.go)
 	code     *codeBudget
-	pool     compilePool
+	pool     compilePool // compilations
+	snapPool compilePool // snapshot start-up runs, apart so that a slow start-up holds no compilation slot
 	built    atomic.Int64 // compilations done (Engine.build)
 	compiles atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
 	active   atomic.Int64 // compilations running
@@ -144,12 +150,16 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.DescribeTimeout <= 0 {
 		cfg.DescribeTimeout = DefaultDescribeTimeout
 	}
+	if cfg.SnapshotTimeout <= 0 {
+		cfg.SnapshotTimeout = DefaultSnapshotTimeout
+	}
 	if cfg.SlowCompile <= 0 {
 		cfg.SlowCompile = DefaultSlowCompile
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{},
 		mem:  newMemBudget(cfg.MemoryBudget, cfg.BudgetWait),
-		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations)}
+		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations),
+		snapPool: make(compilePool, cfg.Compilations)}
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()

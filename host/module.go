@@ -283,7 +283,8 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	return m, nil
 }
 
-// build compiles wasm (in the engine's bounded compilation pool) and
+// build compiles wasm (in the engine's bounded compilation pool; a
+// snapshot's start-up run in its own pool) and
 // checks the compiled module's imports and exports.
 func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, error) {
 	name := m.name
@@ -301,10 +302,6 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	if err := e.mem.fits(cost); err != nil {
 		return nil, fail("%v", err)
 	}
-	release, err := e.pool.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// wazero cannot stop a compilation: a caller whose context ends stops
 	// waiting (so a signal always ends the process), the compilation ends
 	// on its own and its code is closed.
@@ -321,11 +318,10 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	e.active.Add(1)
 	go func() {
 		defer e.active.Add(-1)
-		defer release()
 		done := e.slowLog(name)
 		defer done()
 		var x result
-		x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(context.WithoutCancel(ctx), m, wasm, validated)
+		x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated)
 		e.built.Add(1)
 		ch <- x
 	}()

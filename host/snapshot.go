@@ -32,9 +32,13 @@ import (
 //  1. the module (as prepared) gets every mutable global exported
 //     (wasmrewrite.ExportGlobals) and runs in wazero's interpreter — no
 //     compilation for a one-off run — with the module's own
-//     configuration (arguments, environment, mounts), under its call
-//     deadline and memory cap: start section, _initialize, then
-//     abi.SnapshotEntry;
+//     configuration (arguments, environment, mounts), under the
+//     snapshot deadline (Config.SnapshotTimeout, or its call deadline
+//     when shorter) and its memory cap, in a pool of start-up runs of
+//     its own (a slow start-up holds no compilation slot): start
+//     section, _initialize, then abi.SnapshotEntry; a start-up that
+//     reaches its deadline, even one that returns after it, is no
+//     snapshot;
 //  2. its linear memory and globals are recorded and
 //     wasmrewrite.Snapshot writes the original module again with them as
 //     its initial state, without the start-up code;
@@ -201,7 +205,7 @@ func (c *snapCache) put(key string, snap []byte, sum [sha256.Size]byte) {
 
 // snapshotOf returns the snapshot of wasm (a prepared module that asks
 // for one), from the cache or made now.
-func (e *Engine) snapshotOf(ctx context.Context, m *Module, wasm []byte) ([]byte, snapshot, error) {
+func (e *Engine) snapshotOf(wait, ctx context.Context, m *Module, wasm []byte) ([]byte, snapshot, error) {
 	start := time.Now()
 	key := snapshotKey(wasm, m.name, m.policy)
 	if snap, sum, ok := e.snaps.get(key); ok {
@@ -209,7 +213,12 @@ func (e *Engine) snapshotOf(ctx context.Context, m *Module, wasm []byte) ([]byte
 			return snap, snapshot{used: true, clock: clock, cached: true, took: time.Since(start), sum: sum}, nil
 		}
 	}
+	release, err := e.snapPool.acquire(wait)
+	if err != nil {
+		return nil, snapshot{}, err
+	}
 	snap, clock, err := e.takeSnapshot(ctx, m, wasm)
+	release()
 	if err != nil {
 		return nil, snapshot{}, err
 	}
@@ -244,8 +253,12 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		return nil, 0, err
 	}
 	limits := m.policy.Limits
-	ctx, cancel := context.WithTimeoutCause(ctx, limits.Timeout,
-		&limitError{fmt.Sprintf("start-up took longer than the deadline of %s (limit timeout)", limits.Timeout)})
+	deadline, what := e.cfg.SnapshotTimeout, "--snapshot-timeout"
+	if limits.Timeout < deadline {
+		deadline, what = limits.Timeout, "limit timeout"
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, deadline,
+		&limitError{fmt.Sprintf("start-up took longer than the deadline of %s (%s)", deadline, what)})
 	defer cancel()
 	rc := wazero.NewRuntimeConfigInterpreter().
 		WithMemoryLimitPages(limits.memoryPages()).
@@ -301,6 +314,12 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 			}
 			return nil, 0, err
 		}
+	}
+	if ctx.Err() != nil {
+		// The start-up returned after its deadline (a sleep cut short
+		// returns to the guest): what it reached is not what it meant
+		// to, and must not become every call's state.
+		return nil, 0, startupError("the start-up", ctx, ctx.Err())
 	}
 	if msg := spent(writes); msg != "" {
 		// The start-up went on after a write failed: what it keeps is
@@ -383,15 +402,26 @@ func (w *startupLog) Write(p []byte) (int, error) {
 // without the snapshot it asked for). The results are compile's, and
 // the identity of the bytes compiled (validatedID); validated is that of
 // the bytes wazero validated at the module's last compilation, if any.
-func (e *Engine) compileSnapshot(ctx context.Context, m *Module, wasm []byte, validated string) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, string, error) {
+//
+// Waiting for a slot (of the compilation pool, or of the pool of
+// start-up runs) ends with wait; the work itself runs under ctx.
+func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []byte, validated string) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, string, error) {
 	pages := m.policy.Limits.memoryPages()
+	compile := func(w []byte, validated bool) (wazero.Runtime, wazero.CompiledModule, bool, error) {
+		release, err := e.pool.acquire(wait)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		defer release()
+		return e.compile(ctx, m.name, pages, w, validated)
+	}
 	want, why := wantsSnapshot(wasm, m.policy)
 	var snap snapshot
 	if want && why == "" {
-		s, info, err := e.snapshotOf(ctx, m, wasm)
+		s, info, err := e.snapshotOf(wait, ctx, m, wasm)
 		if err == nil {
 			id := validatedID(m, &info)
-			r, code, interrupt, cerr := e.compile(ctx, m.name, pages, s, validated == id)
+			r, code, interrupt, cerr := compile(s, validated == id)
 			if cerr == nil {
 				info.extra = int64(len(s) - len(wasm))
 				e.log.Info("module runs from a snapshot", "module", m.name, "cached", info.cached,
@@ -414,7 +444,7 @@ func (e *Engine) compileSnapshot(ctx context.Context, m *Module, wasm []byte, va
 		e.log.Log(ctx, level, "module runs without a snapshot", "module", m.name, "reason", why)
 	}
 	id := validatedID(m, nil)
-	r, code, interrupt, err := e.compile(ctx, m.name, pages, wasm, validated == id)
+	r, code, interrupt, err := compile(wasm, validated == id)
 	return r, code, interrupt, snap, id, err
 }
 

@@ -300,3 +300,107 @@ func insertSection(w []byte, id byte, body []byte) []byte {
 	}
 	return enc.Bytes()
 }
+
+// sleepyReactor is a reactor that asks for a snapshot and whose
+// wasmcp_snapshot sleeps ns (poll_oneoff on a relative clock
+// subscription) and returns.
+func sleepyReactor(ns int64) []byte {
+	w := []byte(wasmrewrite.Header)
+	// Types: 0 (i32 i32 i32 i32) -> i32 (poll_oneoff), 1 () -> ().
+	w = append(w, wasmSection(1, 2, 0x60, 4, 0x7F, 0x7F, 0x7F, 0x7F, 1, 0x7F, 0x60, 0, 0)...)
+	imp := appendName([]byte{1}, "wasi_snapshot_preview1")
+	imp = append(appendName(imp, "poll_oneoff"), 0x00, 0)
+	w = append(w, wasmSection(2, imp...)...)
+	w = append(w, wasmSection(3, 2, 1, 1)...)
+	w = append(w, wasmSection(5, 1, 0, 1)...)
+	exp := []byte{3}
+	exp = append(appendName(exp, "memory"), 0x02, 0)
+	exp = append(appendName(exp, abi.ReactorEntry), 0x00, 1)
+	exp = append(appendName(exp, abi.SnapshotEntry), 0x00, 2)
+	w = append(w, wasmSection(7, exp...)...)
+	main := []byte{0, 0x0B}
+	// The subscription at 0: tag 0 (clock), clock id 0, timeout ns at
+	// 24, flags 0 (relative); the event at 64, the count at 128.
+	snap := []byte{0, 0x41, 24}
+	snap = append(wasmrewrite.AppendS64(append(snap, 0x42), ns), 0x37, 0x03, 0x00)
+	snap = append(snap, 0x41, 0, 0x41, 0xC0, 0x00, 0x41, 1, 0x41, 0x80, 0x01, 0x10, 0, 0x1A, 0x0B)
+	code := append([]byte{2, byte(len(main))}, main...)
+	code = append(append(code, byte(len(snap))), snap...)
+	w = append(w, wasmSection(10, code...)...)
+	return appendCustomSection(w, abi.CustomSection, []byte(`{"abiVersion":1,"name":"sleepy"}`))
+}
+
+// TestStartUpCutAtItsDeadlineIsNoSnapshot: a start-up whose sleep the
+// deadline cut short returns to the guest, which then returns: it reached
+// its deadline, so it does not become a snapshot (it used to be
+// snapshotted and served).
+func TestStartUpCutAtItsDeadlineIsNoSnapshot(t *testing.T) {
+	e, err := NewEngine(Config{CacheDir: t.TempDir(), Logger: quietLogger, SnapshotTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	m, err := e.Load(context.Background(), "sleepy", sleepyReactor(int64(5*time.Second)), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, reason := m.Snapshot()
+	if used || !strings.Contains(reason, "start-up took longer than the deadline of 300ms (--snapshot-timeout)") {
+		t.Fatalf("used %v, reason %q; want no snapshot, for the deadline", used, reason)
+	}
+	// A start-up that sleeps within its deadline is snapshotted.
+	m, err = e.Load(context.Background(), "brief", sleepyReactor(int64(time.Millisecond)), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, reason := m.Snapshot(); !used {
+		t.Fatalf("a brief start-up was not snapshotted: %s", reason)
+	}
+}
+
+// TestSpinningStartUpHoldsNoCompilationSlot: with one compilation slot, a
+// reactor whose start-up spins ends at the snapshot deadline (not its
+// 60 s call timeout), and a module loaded meanwhile loads at once: the
+// start-up run holds no compilation slot. It used to hold the slot for
+// the module's call timeout.
+func TestSpinningStartUpHoldsNoCompilationSlot(t *testing.T) {
+	e, err := NewEngine(Config{CacheDir: t.TempDir(), Logger: quietLogger, Compilations: 1,
+		SnapshotTimeout: 3 * time.Second, Limits: Limits{Timeout: 60 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	spin := tinyReactor(0x03, 0x40, 0x0C, 0x00, 0x0B, 0x0B) // loop br 0 end
+	start := time.Now()
+	done := make(chan error, 1)
+	var spinner *Module
+	go func() {
+		var err error
+		spinner, err = e.Load(context.Background(), "spinner", spin, Policy{})
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the start-up spins
+	t0 := time.Now()
+	other := tinyReactor(0x41, 42, 0x24, 0, 0x0B)
+	if _, err := e.Load(context.Background(), "other", other, Policy{NoSnapshot: true}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); took > 2*time.Second {
+		t.Fatalf("a module loaded beside a spinning start-up took %s", took)
+	}
+	select {
+	case <-done:
+		t.Fatal("the spinner loaded before the other module: the test proves nothing")
+	default:
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("the spinning start-up ran %s, past the snapshot deadline of 3s", took)
+	}
+	used, reason := spinner.Snapshot()
+	if used || !strings.Contains(reason, "start-up took longer than the deadline of 3s (--snapshot-timeout)") {
+		t.Fatalf("used %v, reason %q", used, reason)
+	}
+}

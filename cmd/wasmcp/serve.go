@@ -37,6 +37,7 @@ type engineFlags struct {
 	codeMemory   byteSize
 	compilations int
 	describe     time.Duration
+	snapTimeout  time.Duration
 	maxFunctions uint
 	maxCode      byteSize
 	// runAfterAnswer, set by check, lets guests run on after their
@@ -68,6 +69,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.codeMemory, "code-memory", "budget for compiled code (e.g. 512MiB): past it, the least recently called modules' code is closed and compiled again from the cache on their next call")
 	fs.IntVar(&f.compilations, "compilations", host.DefaultCompilations(), "modules compiled at once")
 	fs.DurationVar(&f.describe, "describe-timeout", host.DefaultDescribeTimeout, "deadline of a module's describe run at load")
+	fs.DurationVar(&f.snapTimeout, "snapshot-timeout", host.DefaultSnapshotTimeout, "deadline of a reactor's start-up run for its snapshot (past it, the module runs without a snapshot)")
 	fs.UintVar(&f.maxFunctions, "max-functions", uint(host.DefaultLimits().Structure.Functions), "default cap on a module's functions, checked at load before compiling (policy max_functions overrides it)")
 	f.maxCode = byteSize(host.DefaultLimits().Structure.CodeBytes)
 	fs.Var(&f.maxCode, "max-code", "default cap on a module's code section, e.g. 64MiB, checked at load before compiling (policy max_code overrides it)")
@@ -106,6 +108,7 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		CodeMemory:      int64(f.codeMemory),
 		Compilations:    f.compilations,
 		DescribeTimeout: f.describe,
+		SnapshotTimeout: f.snapTimeout,
 		RunAfterAnswer:  f.runAfterAnswer,
 	})
 }
