@@ -217,7 +217,7 @@ func (g *Guard) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "MCP-Protocol-Version, Content-Type, Authorization")
+	h.Set("Access-Control-Allow-Headers", "MCP-Protocol-Version, Content-Type, Authorization, DPoP")
 	h.Set("Access-Control-Max-Age", "86400")
 	switch r.Method {
 	case http.MethodOptions:

@@ -182,7 +182,7 @@ func (p *hostPolicy) allow(host string) bool {
 
 // Headers a browser client may send and read.
 const (
-	corsAllowHeaders  = "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id, Mcp-Method, Mcp-Name"
+	corsAllowHeaders  = "Content-Type, Accept, Authorization, DPoP, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id, Mcp-Method, Mcp-Name"
 	corsExposeHeaders = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
 )
 

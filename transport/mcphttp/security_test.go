@@ -98,6 +98,12 @@ func TestOriginAndHost(t *testing.T) {
 	if r.status != 204 || !strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "mcp-param-region") {
 		t.Fatalf("preflight: %d %v", r.status, r.header)
 	}
+	// A browser DPoP client (RFC 9449) sends its proof in a DPoP header.
+	r = e.do(http.MethodOptions, e.url, map[string]string{"Origin": "http://localhost:3000",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, dpop, content-type"}, "")
+	if r.status != 204 || !strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "dpop") {
+		t.Fatalf("DPoP preflight: %d %v", r.status, r.header)
+	}
 }
 
 func TestConfiguredAllowLists(t *testing.T) {
