@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -210,7 +211,8 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
-	g.next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	ctx := context.WithValue(WithPrincipal(r.Context(), p), guardKey{}, guardRef{g: g, dpop: g.dpop != nil && usesDPoP(r)})
+	g.next.ServeHTTP(w, r.WithContext(ctx))
 }
 
 func (g *Guard) serveMetadata(w http.ResponseWriter, r *http.Request) {
@@ -345,4 +347,35 @@ func remoteIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// guardKey carries, in the context of a request a Guard let through, that
+// Guard (for StepUpChallenge).
+type guardKey struct{}
+
+type guardRef struct {
+	g    *Guard
+	dpop bool // the request used the DPoP scheme
+}
+
+// StepUpChallenge returns the WWW-Authenticate value of a 403
+// insufficient_scope answer (RFC 6750 §3.1, MCP step-up authorization)
+// for a request a Guard let through whose call needs one of scopes, and
+// counts and logs the refusal as the Guard's own; "" when ctx is not such
+// a request's. The request's caller is authenticated; only a token with
+// one of scopes (which the client may ask its authorization server for)
+// would be allowed.
+func StepUpChallenge(ctx context.Context, scopes []string) (challenge string) {
+	ref, ok := ctx.Value(guardKey{}).(guardRef)
+	if !ok {
+		return ""
+	}
+	g := ref.g
+	if g.opts.Observer != nil {
+		g.opts.Observer.AuthRefused(g.provider, ReasonForbidden)
+	}
+	g.log.Warn("authorization refused", "audit", "auth", "outcome", "refused", "status", http.StatusForbidden,
+		"error", CodeInsufficientScope, "scopes", strings.Join(scopes, " "))
+	return g.challenge(g.opts.Provider.Scheme(), &Error{Status: http.StatusForbidden, Code: CodeInsufficientScope,
+		Description: "the call needs a scope the token lacks", Scope: scopes, dpop: ref.dpop})
 }

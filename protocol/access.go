@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bytedance/sonic"
+
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
 )
@@ -248,4 +250,44 @@ func (r *request) seesModule(mod Module) bool {
 		}
 	}
 	return !any
+}
+
+// ScopeFunc returns the scopes any one of which would let the caller use
+// an item Access hides from it (kind and name as for AccessFunc); nil when
+// no scope would: the item is granted to named principals only, or the
+// caller holds no credential that carries scopes (stdio, no --auth).
+type ScopeFunc func(ctx context.Context, principal string, mod Module, kind, name string) []string
+
+// InsufficientScope is the refusal of a call a scope the caller's
+// credential lacks would allow (MCP step-up authorization): a transport
+// with credentials answers it in its own terms (HTTP: 403 with
+// WWW-Authenticate: Bearer error="insufficient_scope", scope="…").
+type InsufficientScope struct {
+	// Method and Name are the refused request's method and the item it
+	// names.
+	Method, Name string
+	// Scopes are the scopes any one of which would allow the call.
+	Scopes []string
+}
+
+func (e *InsufficientScope) Error() string {
+	return "insufficient scope: " + e.Method + " " + e.Name + " needs one of the scopes " + strings.Join(e.Scopes, " ")
+}
+
+// hiddenTool answers a tools/call of a tool the caller may not use: as an
+// unknown tool, unless a scope would allow it (Options.StepUp), when it
+// is refused with an *InsufficientScope naming the scopes.
+func (r *request) hiddenTool(e *toolEntry) Response {
+	var scopes []string
+	if f := r.srv.opts.StepUp; f != nil {
+		scopes = f(r.ctx, r.owner(), e.mod, ItemTool, r.p.Name)
+	}
+	if len(scopes) == 0 {
+		return r.fail(errorf(CodeInvalidParams, "Unknown tool: "+r.p.Name))
+	}
+	data, _ := sonic.Marshal(map[string]any{"scopes": scopes})
+	resp := r.fail(&Error{Code: CodeInvalidParams,
+		Message: "Insufficient scope: tool " + r.p.Name + " needs one of the scopes " + strings.Join(scopes, " "), Data: data})
+	resp.Refusal = &InsufficientScope{Method: r.msg.Method, Name: r.p.Name, Scopes: scopes}
+	return resp
 }

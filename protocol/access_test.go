@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -277,5 +278,42 @@ func TestInstructionsFollowGrant(t *testing.T) {
 		if body == discover && (!strings.Contains(bob, `"cacheScope":"private"`) || !strings.Contains(alice, `"cacheScope":"public"`)) {
 			t.Fatalf("discover cache scopes: bob %s alice %s", bob, alice)
 		}
+	}
+}
+
+// TestToolStepUp: a tools/call of a tool hidden from the caller is
+// refused with an *InsufficientScope naming the scopes when a scope would
+// allow it (StepUp), and answers as an unknown tool when none would;
+// tools/list keeps hiding it either way (issue 25 item 13).
+func TestToolStepUp(t *testing.T) {
+	s := newTestServer(t, 0)
+	s.opts.Access = func(ctx context.Context, principal string, mod Module, kind, name string) bool {
+		return principal == "alice" || name != "typed" && name != "echo"
+	}
+	s.opts.StepUp = func(ctx context.Context, principal string, mod Module, kind, name string) []string {
+		if kind == ItemTool && name == "typed" {
+			return []string{"admin", "ops"}
+		}
+		return nil // echo: granted by name only
+	}
+	sess := initialized(t, s, "2025-11-25")
+	bob := Hint{Principal: "bob"}
+	r := handleHint(t, s, sess, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"typed","arguments":{}}}`, nil, bob)
+	var is *InsufficientScope
+	if !errors.As(r.Refusal, &is) || strings.Join(is.Scopes, " ") != "admin ops" || is.Name != "typed" || is.Method != "tools/call" {
+		t.Fatalf("refusal %v; body %s", r.Refusal, r.Body)
+	}
+	if !strings.Contains(string(r.Body), `"scopes":["admin","ops"]`) || r.Code != CodeInvalidParams {
+		t.Fatalf("body %s", r.Body)
+	}
+	r = handleHint(t, s, sess, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, nil, bob)
+	if r.Refusal != nil || !strings.Contains(string(r.Body), "Unknown tool: echo") {
+		t.Fatalf("a tool no scope would allow: %v %s", r.Refusal, r.Body)
+	}
+	if l := strings.Join(listAll(t, s, sess, "tools/list", "tools", "name", bob), ","); strings.Contains(l, "typed") || strings.Contains(l, "echo") {
+		t.Fatalf("bob's tools/list: %s", l)
+	}
+	if r := handleHint(t, s, sess, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"typed","arguments":{}}}`, nil, Hint{Principal: "alice"}); r.Refusal != nil || r.Code != 0 {
+		t.Fatalf("alice's call: %v %s", r.Refusal, r.Body)
 	}
 }

@@ -47,6 +47,12 @@ type Options struct {
 	// Access, when set, decides which tools, resources and prompts each
 	// caller may list and use (the modules' grants); nil allows all.
 	Access AccessFunc
+	// StepUp, when set, names the scopes that would let the caller call a
+	// tool Access hides from it: a tools/call of such a tool is refused
+	// with a Response.Refusal of *InsufficientScope (HTTP: 403
+	// insufficient_scope naming them) instead of "Unknown tool". Lists
+	// keep hiding the tool.
+	StepUp ScopeFunc
 	// GuestMeta, when set, says what a guest learns of its caller.
 	GuestMeta GuestMetaFunc
 	// Audit, when set, receives a record of every finished guest call.
@@ -166,6 +172,11 @@ type Response struct {
 	Code int
 	// Era is the era the request was served in.
 	Era Era
+	// Refusal, when set, is why the request was refused in a way the
+	// transport may answer in its own terms: *InsufficientScope (HTTP
+	// answers 403 with a WWW-Authenticate scope challenge). Body holds the
+	// JSON-RPC error for a transport that has no such terms.
+	Refusal error
 }
 
 // Hint is what the transport knows about a request beyond its body.

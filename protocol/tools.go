@@ -13,8 +13,11 @@ import (
 
 func (r *request) callTool() Response {
 	e, ok := r.cat.toolIdx[r.p.Name]
-	if !ok || !r.allowed(e.mod, ItemTool, r.p.Name) {
+	if !ok {
 		return r.fail(errorf(CodeInvalidParams, "Unknown tool: "+r.p.Name))
+	}
+	if !r.allowed(e.mod, ItemTool, r.p.Name) {
+		return r.hiddenTool(e)
 	}
 	mode, merr := r.toolMode(e) // inline, task or escalate (mode.go)
 	if merr != nil {

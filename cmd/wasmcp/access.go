@@ -35,6 +35,19 @@ func moduleAccess(ctx context.Context, principal string, mod protocol.Module, ki
 	return g.Allows(principal, scopes)
 }
 
+// moduleStepUp names the scopes that would let an authenticated caller
+// use an item its module's grant hides from it: the grant's scopes. None
+// when the grant names principals only (no scope would help: the item
+// stays unknown) or when the caller holds no credential with scopes
+// (stdio, --auth none).
+func moduleStepUp(ctx context.Context, principal string, mod protocol.Module, kind, name string) []string {
+	gm, ok := mod.(grantedModule)
+	if !ok || auth.FromContext(ctx) == nil {
+		return nil
+	}
+	return gm.Access().For(kind, name).Scopes
+}
+
 // guestPrincipal gives a guest whose policy sets expose_principal its
 // caller's name and scopes; never a credential.
 func guestPrincipal(ctx context.Context, principal string, mod protocol.Module) []byte {

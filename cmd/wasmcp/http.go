@@ -184,6 +184,7 @@ func listenHTTP(addr string, f *httpFlags, af *authFlags, maxBatch int, log *slo
 	}
 	if opts.Middleware != nil {
 		opts.Principal = auth.PrincipalName
+		opts.StepUp = auth.StepUpChallenge
 	}
 	return ln, opts, nil
 }

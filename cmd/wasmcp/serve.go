@@ -282,7 +282,7 @@ Flags:
 	}
 	srv := protocol.NewServer(protocol.Options{Name: *name, Version: buildVersion(), Instructions: *instructions, Logger: log,
 		StateKey: stateKey, Tasks: taskMgr, TaskInline: tf.inline(), Fanout: fo,
-		Access: moduleAccess, GuestMeta: guestPrincipal, Audit: af.audit(auditLog), Observer: ops.metrics, Tracer: ops.tracer()})
+		Access: moduleAccess, StepUp: moduleStepUp, GuestMeta: guestPrincipal, Audit: af.audit(auditLog), Observer: ops.metrics, Tracer: ops.tracer()})
 	ops.metrics.WatchServer(srv)
 	if fanout != nil {
 		fctx, stop := context.WithCancel(ctx)

@@ -87,6 +87,14 @@ type Options struct {
 	// Principal every client is one principal: the idlest session ends.
 	// 0 means DefaultMaxSessions.
 	MaxSessions int
+	// StepUp, when set, is the WWW-Authenticate value of a request
+	// refused for a scope its credential lacks (a Response.Refusal of
+	// *protocol.InsufficientScope; scopes are those that would allow it),
+	// "" when the request's authentication has none: such a request is
+	// answered 403 with that challenge and the JSON-RPC error as its body
+	// (MCP step-up authorization). Without it, or when it answers "", the
+	// JSON-RPC error goes as any other. auth.StepUpChallenge fits.
+	StepUp func(ctx context.Context, scopes []string) string
 	// MaxSessionsPerPrincipal caps the sessions of one principal (see
 	// Principal) the same way. 0 means MaxSessions.
 	MaxSessionsPerPrincipal int

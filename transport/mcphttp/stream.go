@@ -237,6 +237,18 @@ func (s *respStream) finish(resp protocol.Response, status int) {
 		s.w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	var scope *protocol.InsufficientScope
+	if s.h.opts.StepUp != nil && errors.As(resp.Refusal, &scope) {
+		if c := s.h.opts.StepUp(s.reqCtx, scope.Scopes); c != "" {
+			// Step-up: the client learns which scope to ask for.
+			s.w.Header().Set("WWW-Authenticate", c)
+			if s.sid != "" {
+				s.w.Header()[hdrSessionID] = []string{s.sid}
+			}
+			writeJSON(s.w, http.StatusForbidden, resp.Body)
+			return
+		}
+	}
 	if !s.json {
 		// The client takes only SSE: one event carries the response.
 		s.startLocked()
