@@ -199,7 +199,7 @@ func (d *dpop) check(r *http.Request, tok string) (*verified, error) {
 		return nil, proofError("the DPoP proof's htu is not this request's URL", fmt.Errorf("htu %q, want %q", c.HTU, want))
 	}
 	iatF, err := c.IAT.Float64()
-	if err != nil {
+	if err != nil || iatF < 0 || iatF > 1e11 {
 		return nil, proofError("the DPoP proof's iat is missing or not a number", nil)
 	}
 	iat := time.Unix(int64(iatF), 0)

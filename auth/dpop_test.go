@@ -139,7 +139,7 @@ func (f *dpopFixture) bound(t testing.TB, jkt string) string {
 func TestDPoPGood(t *testing.T) {
 	f := newDPoPFixture(t, DPoPConfig{})
 	tok := f.bound(t, f.h.jkt)
-	for i, htu := range []string{testResource, testResource + "?x=1#frag", "HTTPS://MCP.example.test:443/mcp"} {
+	for i, htu := range []string{testResource, testResource + "?x=1#frag", "HTTPS://MCP.example.test:443/mcp", "https://mcp.example.test/x/../mcp"} {
 		pr := f.h.sign(t, f.h.claims(http.MethodPost, htu, tok, f.c.now()), "dpop+jwt")
 		p, err := f.j.Authenticate(dpopReq(tok, pr))
 		if err != nil || p.Name != "alice" {
@@ -225,6 +225,8 @@ func TestDPoPRefusals(t *testing.T) {
 		{"iat too old", dpopReq(tok, mod(func(c map[string]any) { c["iat"] = now.Add(-2 * time.Minute).Unix() })), CodeInvalidDPoPProof, "too old", 401},
 		{"iat in the future", dpopReq(tok, mod(func(c map[string]any) { c["iat"] = now.Add(time.Minute).Unix() })), CodeInvalidDPoPProof, "future", 401},
 		{"no iat", dpopReq(tok, mod(func(c map[string]any) { delete(c, "iat") })), CodeInvalidDPoPProof, "iat", 401},
+		{"iat huge", dpopReq(tok, mod(func(c map[string]any) { c["iat"] = 1e300 })), CodeInvalidDPoPProof, "iat", 401},
+		{"iat negative", dpopReq(tok, mod(func(c map[string]any) { c["iat"] = -1 })), CodeInvalidDPoPProof, "iat", 401},
 		{"iat a string", dpopReq(tok, mod(func(c map[string]any) { c["iat"] = "now" })), CodeInvalidDPoPProof, "claims", 401},
 		{"no jti", dpopReq(tok, mod(func(c map[string]any) { delete(c, "jti") })), CodeInvalidDPoPProof, "jti", 401},
 		{"no ath", dpopReq(tok, mod(func(c map[string]any) { delete(c, "ath") })), CodeInvalidDPoPProof, "ath", 401},
