@@ -72,11 +72,11 @@ func (c *collector) finish(o outcome) {
 	result, rerr := c.srv.toolOutcome(ctx, c.e, o.reply, o.err)
 	var err error
 	if rerr != nil {
-		_, err = m.Finish(ctx, c.id, tasks.Failed, rerr.Message, nil, rerr)
+		_, err = m.FinishOrKeep(ctx, c.id, tasks.Failed, rerr.Message, nil, rerr)
 	} else {
-		_, err = m.Finish(ctx, c.id, tasks.Completed, "", bytes.Clone(result), nil)
+		_, err = m.FinishOrKeep(ctx, c.id, tasks.Completed, "", bytes.Clone(result), nil)
 	}
-	if err != nil && !ignorable(err) {
+	if err != nil && !ignorable(err) && !errors.Is(err, tasks.ErrPending) {
 		c.srv.log.Warn("recording a task's result failed", "task", c.id, "err", err)
 	}
 }

@@ -518,3 +518,46 @@ func BenchmarkTaskStore(b *testing.B) {
 func TestStoreContract(t *testing.T) {
 	taskstest.StoreContract(t, func(t *testing.T) tasks.Store { return openRedis(t, redistest.Start(t, false).URL()) })
 }
+
+// A task whose guest finishes during a Redis outage keeps its outcome:
+// the end is written once Redis is back (before, it was logged once and
+// dropped, and the task stayed working until its TTL), and the task keeps
+// its place until then.
+func TestRedisOutcomeKeptThroughOutage(t *testing.T) {
+	srv := redistest.Start(t, true)
+	ctx := context.Background()
+	a := newReplica(t, srv, tasks.Options{})
+	b := newReplica(t, srv, tasks.Options{})
+	_, stop := context.WithCancelCause(ctx)
+	tk := taskstest.Create(t, a, "", stop)
+	srv.Kill()
+	_, err := a.FinishOrKeep(ctx, tk.ID, tasks.Completed, "", []byte(`{"content":[{"type":"text","text":"done"}]}`), nil)
+	if !errors.Is(err, tasks.ErrPending) {
+		t.Fatalf("finishing during the outage: %v", err)
+	}
+	a.Stopped(tk.ID) // the guest ended
+	if all, _ := a.Running(""); all != 1 {
+		t.Fatalf("the task gave up its place before its outcome was written: %d", all)
+	}
+	srv.Restart()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := b.Get(ctx, tk.ID, "")
+		if err == nil && got.Status == tasks.Completed {
+			if !strings.Contains(string(got.Result), "done") {
+				t.Fatalf("result %s", got.Result)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the outcome never arrived: %+v %v", got, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for all, _ := a.Running(""); all != 0; all, _ = a.Running("") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the written task still holds its place: %d", all)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -146,6 +146,12 @@ type Manager struct {
 
 	stop     chan struct{}
 	sweeping sync.WaitGroup
+
+	// Task ends the store did not take, written when it is back
+	// (pending.go); guarded by mu.
+	pending      map[string]*pendingEnd
+	pendingBytes int64
+	retrying     bool // writePending runs
 }
 
 // NewManager creates a manager over store, recovers the tasks a previous
