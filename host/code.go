@@ -46,7 +46,7 @@ type compiled struct {
 	init      bool // reactor exports _initialize
 	snap      snapshot
 	base      wazero.ModuleConfig // the module's config for a snapshot's instances; nil: Module.base
-	size      int64               // estimated resident bytes (codeCost)
+	size      int64               // estimated resident bytes of the code (codeCost; a snapshot's memory image is apart, snap.extra)
 	cost      int64               // what one instance takes from the engine's memory budget when admitted
 	prepaid   int64               // the linear memory cost admits with (its initial size and growthStep)
 	validated string              // the bytes wazero validated (validatedID)
@@ -260,6 +260,10 @@ type Footprint struct {
 	Description int64
 	// Compiled reports whether the code is compiled now.
 	Compiled bool
+	// Snapshot is the memory image the module's snapshot adds to its code
+	// (bounded by Policy.SnapshotMaxMemory, not counted in Code nor in
+	// the code budget); 0 without a snapshot.
+	Snapshot int64
 }
 
 // Footprint returns what the module keeps in memory now.
@@ -268,7 +272,7 @@ func (m *Module) Footprint() Footprint {
 	defer m.slot.mu.Unlock()
 	f := Footprint{Description: int64(m.descLen)}
 	if m.slot.c != nil {
-		f.Code, f.Compiled = m.slot.c.size, true
+		f.Code, f.Compiled, f.Snapshot = m.slot.c.size, true, m.slot.c.snap.extra
 	}
 	return f
 }

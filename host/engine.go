@@ -127,8 +127,8 @@ type Engine struct {
 	mem      *memBudget
 	idle     idleReturn // returns memory to the OS when calls stop (idle.go)
 	code     *codeBudget
-	pool     compilePool // compilations
-	snapPool compilePool // snapshot start-up runs, apart so that a slow start-up holds no compilation slot
+	pool     compilePool  // compilations
+	snapPool compilePool  // snapshot start-up runs, apart so that a slow start-up holds no compilation slot
 	built    atomic.Int64 // compilations done (Engine.build)
 	compiles atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
 	active   atomic.Int64 // compilations running

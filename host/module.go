@@ -343,7 +343,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	if err != nil {
 		return nil, fail("does not compile: %v", err)
 	}
-	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm) + x.snap.extra, cost: cost, snap: x.snap, validated: x.id}
+	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm), cost: cost, snap: x.snap, validated: x.id}
 	if x.snap.used {
 		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
 	}

@@ -30,6 +30,11 @@ type Policy struct {
 	// NoSnapshot runs a module that asks for a snapshot (exports
 	// abi.SnapshotEntry) without one: every instance runs its start-up.
 	NoSnapshot bool
+	// SnapshotMaxMemory bounds the memory image a snapshot adds to the
+	// module (its start-up's memory as data segments, which the compiled
+	// module keeps); 0 is DefaultSnapshotMaxMemory. A start-up that keeps
+	// more runs as a plain reactor, with a log line saying why.
+	SnapshotMaxMemory int64
 	// DiscardStderr drops the guest's stderr instead of logging it.
 	DiscardStderr bool
 	// Mode says whether the module is a wasmcp guest or an MCP server;

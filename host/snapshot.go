@@ -51,6 +51,26 @@ import (
 // A module that cannot be snapshotted runs as a plain reactor, with a log
 // line saying why; the policy's `snapshot = false` turns it off.
 
+// DefaultSnapshotMaxMemory is the default of Policy.SnapshotMaxMemory.
+const DefaultSnapshotMaxMemory = 64 << 20
+
+// snapshotMaxMemory is the cap on the memory image of p's snapshot.
+func snapshotMaxMemory(p Policy) int64 {
+	if p.SnapshotMaxMemory > 0 {
+		return p.SnapshotMaxMemory
+	}
+	return DefaultSnapshotMaxMemory
+}
+
+// overImageCap says why a snapshot of wasm may not be used when its memory
+// image is over the policy's cap, else "".
+func overImageCap(snap, wasm []byte, p Policy) string {
+	if extra, limit := int64(len(snap)-len(wasm)), snapshotMaxMemory(p); extra > limit {
+		return fmt.Sprintf("its start-up keeps a memory image of %s, more than the %s of snapshot_max_memory", FormatBytes(extra), FormatBytes(limit))
+	}
+	return ""
+}
+
 // snapshotFormat changes whenever what a snapshot holds changes, so older
 // cached snapshots are not used.
 const snapshotFormat = "wasmcp-snapshot-1"
@@ -209,6 +229,9 @@ func (e *Engine) snapshotOf(wait, ctx context.Context, m *Module, wasm []byte) (
 	start := time.Now()
 	key := snapshotKey(wasm, m.name, m.policy)
 	if snap, sum, ok := e.snaps.get(key); ok {
+		if why := overImageCap(snap, wasm, m.policy); why != "" {
+			return nil, snapshot{}, errors.New(why)
+		}
 		if clock, err := snapshotClockOf(snap); err == nil {
 			return snap, snapshot{used: true, clock: clock, cached: true, took: time.Since(start), sum: sum}, nil
 		}
@@ -221,6 +244,9 @@ func (e *Engine) snapshotOf(wait, ctx context.Context, m *Module, wasm []byte) (
 	release()
 	if err != nil {
 		return nil, snapshot{}, err
+	}
+	if why := overImageCap(snap, wasm, m.policy); why != "" {
+		return nil, snapshot{}, errors.New(why)
 	}
 	sum := sha256.Sum256(snap)
 	e.snaps.put(key, snap, sum)

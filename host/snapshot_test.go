@@ -404,3 +404,65 @@ func TestSpinningStartUpHoldsNoCompilationSlot(t *testing.T) {
 		t.Fatalf("used %v, reason %q", used, reason)
 	}
 }
+
+// fillingReactor is a reactor whose start-up grows its memory by pages
+// and fills them with ones: a snapshot of it carries that image.
+func fillingReactor(pages int32) []byte {
+	body := append([]byte{0x41}, wasmrewrite.AppendS32(nil, pages)...)
+	body = append(body, 0x40, 0x00, 0x1A, 0x41, 0x00, 0x41, 0x01, 0x41)
+	body = append(wasmrewrite.AppendS32(body, pages*65536), 0xFC, 0x0B, 0x00, 0x0B)
+	return tinyReactor(body...)
+}
+
+// TestSnapshotImageCap: a start-up that keeps more memory than
+// snapshot_max_memory runs without a snapshot, saying why; one within it
+// runs from its snapshot, and its memory image counts apart from the code
+// budget, so it does not close other modules' code (its 4 MiB image under
+// a 1 MiB code budget used to close the neighbour's code on every load).
+func TestSnapshotImageCap(t *testing.T) {
+	var logs syncBuffer
+	e, err := NewEngine(Config{CacheDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&logs, nil)), CodeMemory: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	big := fillingReactor(64) // 4 MiB of ones
+	m, err := e.Load(context.Background(), "capped", big, Policy{SnapshotMaxMemory: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, reason := m.Snapshot()
+	if used || !strings.Contains(reason, "more than the 1MiB of snapshot_max_memory") {
+		t.Fatalf("used %v, reason %q; want no snapshot over the cap", used, reason)
+	}
+	if !strings.Contains(logs.String(), "module runs without a snapshot") {
+		t.Fatalf("no log line for the fall back:\n%s", logs.String())
+	}
+
+	neighbour := tinyReactor(0x41, 42, 0x24, 0, 0x0B)
+	n, err := e.Open(context.Background(), "neighbour", neighbour, ModuleHash(neighbour), Policy{NoSnapshot: true},
+		func() ([]byte, error) { return neighbour, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Compile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, err = e.Load(context.Background(), "snapped", big, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, reason := m.Snapshot(); !used {
+		t.Fatalf("within the default cap, not snapshotted: %s", reason)
+	}
+	fp := m.Footprint()
+	if fp.Snapshot < 4<<20 || fp.Code > 1<<20 {
+		t.Fatalf("footprint %+v: want the 4 MiB image apart from the code", fp)
+	}
+	if used, budget := e.CodeMemory(); used > budget {
+		t.Fatalf("the code budget counts %d of %d bytes: the image is in it", used, budget)
+	}
+	if !n.Compiled() {
+		t.Fatal("the snapshot's image closed the neighbour's code")
+	}
+}

@@ -63,6 +63,7 @@ type policyFile struct {
 	Stderr       *string             `toml:"stderr"`
 	Mode         *string             `toml:"mode"`
 	Snapshot     *bool               `toml:"snapshot"`
+	SnapMaxMem   *byteSize           `toml:"snapshot_max_memory"`
 	Mounts       []mountEntry        `toml:"mount"`
 	Env          map[string]envEntry `toml:"env"`
 	HTTP         *httpSection        `toml:"http"`
@@ -142,7 +143,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, [[mount]] host/guest/mode/max_write_bytes, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, snapshot, snapshot_max_memory, [[mount]] host/guest/mode/max_write_bytes, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -262,6 +263,12 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 	}
 	if f.Snapshot != nil {
 		p.NoSnapshot = !*f.Snapshot
+	}
+	if f.SnapMaxMem != nil {
+		if *f.SnapMaxMem <= 0 {
+			return p, errors.New("snapshot_max_memory must be positive (snapshot = false turns snapshots off)")
+		}
+		p.SnapshotMaxMemory = int64(*f.SnapMaxMem)
 	}
 	if f.Access != nil {
 		a, err := f.Access.access()

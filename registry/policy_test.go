@@ -34,6 +34,7 @@ max_queue = 8
 stderr = "discard"
 mode = "mcp-server"
 snapshot = false
+snapshot_max_memory = "8MiB"
 
 [[mount]]
 host = "data"
@@ -55,7 +56,7 @@ TOKEN = { from = "HOST_TOKEN" }
 	}
 	want := host.Policy{
 		Limits:       host.Limits{MemoryBytes: 64 << 20, Timeout: 1500 * time.Millisecond, OutputBytes: 4 << 20, LineBytes: 65536},
-		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer, NoSnapshot: true,
+		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer, NoSnapshot: true, SnapshotMaxMemory: 8 << 20,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
 			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false, MaxWriteBytes: 16 << 20},
@@ -128,6 +129,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"mount not dir", "[[mount]]\nhost = \"file\"\nguest = \"/a\"", "not a directory"},
 		{"mount mode", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"wr\"", `want "ro" or "rw"`},
 		{"write budget read-only", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmax_write_bytes = 10", "max_write_bytes is for a read-write mount"},
+		{"snapshot image cap zero", "snapshot_max_memory = 0", "snapshot_max_memory must be positive"},
 		{"write budget zero", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_write_bytes = 0", "max_write_bytes = 0"},
 		{"write budget unit", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_write_bytes = \"1GB\"", "unit must be"},
 		{"env unset", `env = { X = { from = "NOT_SET_ANYWHERE" } }`, "host variable NOT_SET_ANYWHERE is not set"},

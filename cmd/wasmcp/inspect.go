@@ -85,7 +85,7 @@ Flags:
 	// --code-memory budget counts it, and, where the process's mappings
 	// can be read, the machine code wazero mapped for it.
 	fp := m.Footprint()
-	mem := map[string]any{"codeBudgeted": fp.Code, "descriptionJSON": fp.Description}
+	mem := map[string]any{"codeBudgeted": fp.Code, "descriptionJSON": fp.Description, "snapshotImage": fp.Snapshot}
 	if st, err := os.Stat(fs.Arg(0)); err == nil {
 		mem["wasm"] = st.Size()
 	}
