@@ -23,6 +23,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -503,7 +504,8 @@ func typeRef(e ast.Expr, dir string, imps map[string]string) string {
 	return ""
 }
 
-// loadStdlib parses a standard-library package's interfaces (once).
+// loadStdlib parses the interfaces of a package outside the project (the
+// standard library or a required module), once.
 func (g *callGraph) loadStdlib(ip string) {
 	if g.stdlib[ip] {
 		return
@@ -512,7 +514,13 @@ func (g *callGraph) loadStdlib(ip string) {
 	dir := filepath.Join(runtime.GOROOT(), "src", filepath.FromSlash(ip))
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		// A package of a module go.mod requires, in the module cache.
+		if dir = moduleDir(ip); dir == "" {
+			return
+		}
+		if ents, err = os.ReadDir(dir); err != nil {
+			return
+		}
 	}
 	fset := token.NewFileSet()
 	for _, e := range ents {
@@ -557,6 +565,34 @@ func (g *callGraph) loadStdlib(ip string) {
 			}
 		}
 	}
+}
+
+// moduleDir is the directory of package ip of a module the project's
+// go.mod requires, in the module cache; "" when it is not there.
+func moduleDir(ip string) string {
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		return ""
+	}
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		if err != nil {
+			return ""
+		}
+		cache = strings.TrimSpace(string(out))
+	}
+	best, version := "", ""
+	for _, line := range strings.Split(string(gomod), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && (ip == f[0] || strings.HasPrefix(ip, f[0]+"/")) && len(f[0]) > len(best) {
+			best, version = f[0], f[1]
+		}
+	}
+	if best == "" || strings.ToLower(best) != best {
+		return "" // no such requirement, or a path the cache case-encodes
+	}
+	return filepath.Join(cache, filepath.FromSlash(best)+"@"+version, filepath.FromSlash(strings.TrimPrefix(ip, best)))
 }
 
 // ifaceMethods is the method set of an interface ("dir.I" or
