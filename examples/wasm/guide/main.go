@@ -208,15 +208,19 @@ const overview = "# Writing wasmcp tools\n\n" +
 	"(elicitation), for a model completion (sampling) or for its roots; the answers come back on stdin.\n\n" +
 	"## In Go\n\n" +
 	"```go\n" +
-	"s := guest.New(\"hello\", \"1.0.0\")\n" +
-	"guest.AddTool(s, guest.Tool{Name: \"greet\", Description: \"Greets someone.\"},\n" +
-	"\tfunc(c *guest.Context, in struct{ Name string `json:\"name\"` }) (string, error) {\n" +
-	"\t\treturn \"Hello, \" + in.Name, nil\n" +
-	"\t})\n" +
-	"s.Run()\n" +
+	"func init() {\n" +
+	"\ts := guest.New(\"hello\", \"1.0.0\")\n" +
+	"\tguest.AddTool(s, guest.Tool{Name: \"greet\", Description: \"Greets someone.\"},\n" +
+	"\t\tfunc(c *guest.Context, in struct{ Name string `json:\"name\"` }) (string, error) {\n" +
+	"\t\t\treturn \"Hello, \" + in.Name, nil\n" +
+	"\t\t})\n" +
+	"\treactor.Serve(s) // package github.com/wasmcp/wasmcp/guest-sdk/go/reactor\n" +
+	"}\n\n" +
+	"func main() {}\n" +
 	"```\n\n" +
-	"Build with `GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags=\"-s -w\" -o hello.wasm .` and drop the file " +
-	"into the host's module directory.\n\n" +
+	"Build with `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags=\"-s -w\" -o hello.wasm .` and drop the file " +
+	"into the host's module directory: the host runs every call from a snapshot of the module's start-up. " +
+	"(A `main` that calls `s.Run()`, built without `-buildmode=c-shared`, is a command module that starts the Go runtime in every call.)\n\n" +
 	"## Rules of thumb\n\n" +
 	"- Give every tool a clear description and precise input schema: the model reads them.\n" +
 	"- Report failures as tool errors (`isError`), with a message the model can act on.\n" +
@@ -238,7 +242,9 @@ var topics = map[string]string{
 		"anything else -32603. A trap, a bad line or a missing answer becomes an error the client sees.\n",
 	"sdk": "# The Go SDK\n\n" +
 		"Import `github.com/wasmcp/wasmcp/guest-sdk/go` (package `guest`).\n\n" +
-		"- `guest.New(name, version, guest.WithInstructions(...))` creates the module; `s.Run()` serves the request.\n" +
+		"- `guest.New(name, version, guest.WithInstructions(...))` creates the module; `reactor.Serve(s)` in `init` " +
+		"(package `guest-sdk/go/reactor`, built with `-buildmode=c-shared`) serves each request from a snapshot, " +
+		"or `s.Run()` in `main` as a command module.\n" +
 		"- `guest.AddTool(s, tool, func(c *guest.Context, in In) (Out, error))`: the input schema comes from `In`'s " +
 		"struct fields (json tags; pointers and `omitempty` are optional; the `jsonschema:\"description=...,enum=a|b\"` tag adds keywords). " +
 		"A struct `Out` gives an output schema and structured content; a `string` gives text; `*guest.ToolResult` gives full control.\n" +
