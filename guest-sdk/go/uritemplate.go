@@ -7,6 +7,14 @@ import (
 
 // uriTemplate is a parsed RFC 6570 level-1 URI template: literal text and
 // simple {name} expressions.
+//
+// The original matcher is the host's (internal/uritemplate in the wasmcp
+// module), which picks the module that serves a resources/read; this one
+// picks the handler inside the guest and is the stricter: a value is
+// percent-decoded and never holds '/', '?' or '#'. It is a copy, not an
+// import, because the SDK depends on nothing but the standard library and
+// abi. Both are tested against one table, testdata/uritemplate.json, which
+// records each one's answer where they differ.
 type uriTemplate struct {
 	raw   string
 	parts []tmplPart

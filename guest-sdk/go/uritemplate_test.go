@@ -1,45 +1,59 @@
 package guest
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
 	"testing"
 )
 
-func TestURITemplateMatch(t *testing.T) {
-	cases := []struct {
-		tmpl, uri string
-		want      map[string]string // nil: no match
-	}{
-		{"x://{id}/data", "x://42/data", map[string]string{"id": "42"}},
-		{"x://{id}/data", "x://42/other", nil},
-		{"x://{id}/data", "x:///data", nil},                       // a variable is never empty
-		{"x://{id}/data", "x://a/b/data", nil},                    // nor contains '/'
-		{"x://{id}", "x://a%2Fb", map[string]string{"id": "a/b"}}, // escaped '/' is fine
-		{"x://{id}", "x://a%zz", nil},                             // bad escape
-		{"x://{id}", "x://a?q=1", nil},
-		{"file:///{dir}/{name}.{ext}", "file:///src/main.test.go", map[string]string{"dir": "src", "name": "main.test", "ext": "go"}},
-		{"guide://wasmcp/topics/{topic}", "guide://wasmcp/topics/abi", map[string]string{"topic": "abi"}},
-		{"guide://wasmcp/topics/{topic}", "guide://wasmcp/topics/", nil},
-		{"{scheme}://host", "https://host", map[string]string{"scheme": "https"}},
-		{"a-{x}-b", "a-1-2-b", map[string]string{"x": "1-2"}},
-		{"x://{a}+{b}", "x://1+2", map[string]string{"a": "1", "b": "2"}},
+// uriTable is the one table of URI-template cases both matchers are
+// tested against, the SDK's and the host's (internal/uritemplate, whose
+// tests read this file too).
+type uriTable struct {
+	Match []struct {
+		Template, URI string
+		Host, SDK     map[string]string // nil: no match
 	}
-	for _, c := range cases {
-		tm, err := parseURITemplate(c.tmpl)
+	Parse []struct {
+		Template  string
+		Host, SDK string // "ok" or "error"
+	}
+}
+
+func readURITable(t *testing.T) uriTable {
+	t.Helper()
+	b, err := os.ReadFile("testdata/uritemplate.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb uriTable
+	if err := json.Unmarshal(b, &tb); err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.Match) == 0 || len(tb.Parse) == 0 {
+		t.Fatal("the shared table is empty")
+	}
+	return tb
+}
+
+func TestURITemplateMatch(t *testing.T) {
+	for _, c := range readURITable(t).Match {
+		tm, err := parseURITemplate(c.Template)
 		if err != nil {
-			t.Fatalf("%s: %v", c.tmpl, err)
+			t.Fatalf("%s: %v", c.Template, err)
 		}
-		got, ok := tm.match(c.uri)
-		if ok != (c.want != nil) || ok && !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s ~ %s: got %v %v, want %v", c.tmpl, c.uri, got, ok, c.want)
+		got, ok := tm.match(c.URI)
+		if ok != (c.SDK != nil) || ok && !reflect.DeepEqual(got, c.SDK) {
+			t.Errorf("%s ~ %s: got %v %v, want %v", c.Template, c.URI, got, ok, c.SDK)
 		}
 	}
 }
 
 func TestURITemplateParseErrors(t *testing.T) {
-	for _, bad := range []string{"x://{", "x://}", "x://{}", "x://{+path}", "x://{?q}", "x://{a,b}", "x://{a*}", "x://{a}{b}", "x://{a}/{a}"} {
-		if _, err := parseURITemplate(bad); err == nil {
-			t.Errorf("%s: parsed, want an error", bad)
+	for _, c := range readURITable(t).Parse {
+		if _, err := parseURITemplate(c.Template); (err != nil) != (c.SDK == "error") {
+			t.Errorf("%s: %v, want %s", c.Template, err, c.SDK)
 		}
 	}
 	tm, err := parseURITemplate("x://{a}/{b_c.d}/z")

@@ -1,6 +1,14 @@
 // Package uritemplate matches URIs against RFC 6570 level-1 templates
 // ("file:///{path}", "test://template/{id}/data"): every {name} matches one
 // non-empty run of characters up to the next literal.
+//
+// This is the original matcher: the host uses it to check a module's
+// resource templates at load and to pick the module that serves a
+// resources/read. The Go guest SDK has a stricter twin
+// (guest-sdk/go/uritemplate.go: it percent-decodes values and never lets
+// one hold '/', '?' or '#') because the SDK imports nothing. Both are
+// tested against one table, guest-sdk/go/testdata/uritemplate.json, which
+// records each one's answer where they differ.
 package uritemplate
 
 import (
