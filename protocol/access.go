@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // The kinds of items an AccessFunc is asked about.
@@ -130,7 +132,8 @@ func (r *request) audit(mod Module, method string, start time.Time, reply *contr
 		rec.Name = r.p.URI
 	}
 	switch {
-	case err != nil && canceled(err):
+	case err != nil && (canceled(err) || errors.Is(err, tasks.ErrCancelledByClient)):
+		// The client canceled the call, or the task (tasks/cancel).
 		rec.Outcome = "canceled"
 	case err != nil:
 		rec.Outcome = "failed"

@@ -599,3 +599,22 @@ func TestTaskCaps(t *testing.T) {
 	}
 	close(f.release)
 }
+
+// TestTaskCancelAudited: a task's guest stopped by tasks/cancel is audited
+// as canceled (CallRecord documents it), not as failed.
+func TestTaskCancelAudited(t *testing.T) {
+	recs := make(chan CallRecord, 4)
+	f := newTaskFixture(t, Options{Audit: func(_ context.Context, rec CallRecord) { recs <- rec }})
+	blk := resultOf(t, modernTask(t, f, "", "tools/call", taskExt, `"name":"forever"`))
+	id := blk["taskId"].(string)
+	resultOf(t, modernTask(t, f, "", "tasks/cancel", taskExt, `"taskId":"`+id+`"`))
+	waitStatus(t, f, id, "cancelled")
+	select {
+	case rec := <-recs:
+		if rec.Name != "forever" || rec.Outcome != "canceled" {
+			t.Fatalf("audit record %+v", rec)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no audit record")
+	}
+}
