@@ -65,6 +65,12 @@ func (s *Server) StartLoading(listWait time.Duration) (done func()) {
 	}
 }
 
+// InterruptLoading says the initial load was cut short because the server
+// is shutting down (call it before StartLoading's done): from then on a
+// request that waited for, or names, what the catalog does not have is
+// answered with a shutdown error instead of as unknown.
+func (s *Server) InterruptLoading() { s.loadCut.Store(true) }
+
 // Loading reports whether the initial load is under way (see StartLoading).
 func (s *Server) Loading() bool { return s.loading.Load() != nil }
 

@@ -95,3 +95,29 @@ func TestLoadingListWaitIsBounded(t *testing.T) {
 		t.Fatalf("tools/list during the load: after %s: %s", waited, r.Body)
 	}
 }
+
+// TestLoadingCutAtShutdown: a call waiting for a module still loading when
+// the server shuts down is answered with a shutdown error, not as an
+// unknown tool (-32602) the client would take for a wrong name.
+func TestLoadingCutAtShutdown(t *testing.T) {
+	s := NewServer(Options{Name: "test", Version: "1.0"})
+	done := s.StartLoading(0)
+	sess := initialized(t, s, "2025-11-25")
+	msg, _, perr := Decode([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	got := make(chan Response, 1)
+	go func() { got <- s.Handle(context.Background(), sess, msg, nil, Hint{}) }()
+	time.Sleep(50 * time.Millisecond)
+	s.InterruptLoading()
+	done()
+	select {
+	case r := <-got:
+		if r.Code != CodeInternalError || !strings.Contains(string(r.Body), "shutting down") {
+			t.Fatalf("a call cut by shutdown: %s", r.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call was not answered")
+	}
+}

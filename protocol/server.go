@@ -94,6 +94,7 @@ type Server struct {
 	catSwap   chan struct{} // closed at the next SetCatalog (loading.go); under mu
 
 	loading atomic.Pointer[loading] // the initial load under way, if any (StartLoading)
+	loadCut atomic.Bool             // the initial load was cut by shutdown (InterruptLoading)
 
 	sealer   *sealer       // seals MRTR request states
 	subsDone chan struct{} // closed by CloseSubscriptions
@@ -316,6 +317,10 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 		if err := sonic.Unmarshal(msg.Params, &r.p); err != nil {
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
 		}
+	}
+	if s.loadCut.Load() && itemMethods[msg.Method] && !msg.IsNotification() && !s.names(msg) {
+		// What it names may have been among the modules still loading.
+		return r.fail(errorf(CodeInternalError, "Server shutting down: the modules were still loading"))
 	}
 	if s.tracer != nil && !msg.IsNotification() {
 		info := &TraceInfo{Method: msg.Method, ID: msg.ID}

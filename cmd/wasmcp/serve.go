@@ -339,6 +339,9 @@ Flags:
 	go func() {
 		defer close(loaded)
 		err := reg.Load(ctx)
+		if ctx.Err() != nil {
+			srv.InterruptLoading() // calls waiting for a module hear of the shutdown
+		}
 		loadDone()
 		if err != nil {
 			loadErr = err
