@@ -232,3 +232,28 @@ func TestGrantsStepUp(t *testing.T) {
 		t.Fatalf("bob's call of a tool granted by name: %d %q %s", x.status, x.header.Get("WWW-Authenticate"), x.body)
 	}
 }
+
+// TestGrantsSessionsFairShare: at --max-sessions, one principal's new
+// sessions end its own idle sessions, never another principal's holding
+// fewer: bob's idle session still answers after alice opened three
+// (issue 25 item 7).
+func TestGrantsSessionsFairShare(t *testing.T) {
+	t.Parallel()
+	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", grantKeys(t), "--max-sessions", "2")
+	bob := legacySession(t, s.url, "Bearer bob-key")
+	var alice []func(string) exchange
+	for i := 0; i < 3; i++ {
+		time.Sleep(5 * time.Millisecond) // bob's is the idlest of all
+		alice = append(alice, legacySession(t, s.url, "Bearer alice-key"))
+	}
+	ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
+	if x := bob(ping); x.status != 200 {
+		t.Fatalf("bob's session after alice's three: %d %s", x.status, x.body)
+	}
+	if x := alice[2](ping); x.status != 200 {
+		t.Fatalf("alice's newest session: %d %s", x.status, x.body)
+	}
+	if x := alice[0](ping); x.status != 404 {
+		t.Fatalf("alice's oldest session: %d, want 404 (hers made room)", x.status)
+	}
+}
