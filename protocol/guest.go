@@ -51,7 +51,7 @@ func (r *request) guestFailure(err error) Response {
 	if canceled(err) {
 		return Response{Era: r.era}
 	}
-	r.srv.log.Warn("guest call failed", "method", r.msg.Method, "err", err)
+	r.srv.failLog.warn(r.ctx, r.srv.log, "guest call failed", "method", r.msg.Method, "err", err)
 	return r.fail(errorf(CodeInternalError, err.Error()))
 }
 

@@ -1,14 +1,19 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/host"
 )
 
 // hostileServer serves one module whose every answer is the one the test
@@ -215,4 +220,57 @@ func TestGuestOutputNormalised(t *testing.T) {
 	if m.Error.Message != "bad \uFFFD[2J\uFFFD]0;evil\uFFFD arg\uFFFD" || string(m.Error.Data) != `{"why":"\ufffd"}` {
 		t.Fatalf("guest error message %q data %s", m.Error.Message, m.Error.Data)
 	}
+}
+
+// TestFailedCallsLogAtABoundedRate: failed calls in a flood (a rapid
+// reset attack canceling one call per stream wrote 37,797 WARN lines in
+// 8 s) are logged at a bounded rate, the lines left out counted; a call
+// whose request ended is not warned about at all.
+func TestFailedCallsLogAtABoundedRate(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&lockedBuf{mu: &mu, b: &buf}, nil))
+	desc := &abi.Description{ABIVersion: 1, Name: "m", Tools: []abi.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	mod := &fakeModule{name: "m", desc: desc, call: func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
+		if ctx.Err() != nil {
+			return nil, &host.GuestError{Module: "m", Kind: host.KindCanceled, Msg: "call canceled", Err: ctx.Err()}
+		}
+		return nil, &host.GuestError{Module: "m", Kind: host.KindTrap, Msg: "trapped"}
+	}}
+	s := NewServer(Options{Name: "test", Version: "1.0", Logger: logger})
+	cat, _ := NewCatalog([]Module{mod}, nil)
+	s.SetCatalog(cat)
+	sess := initialized(t, s, "2025-11-25")
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{}}}`
+	for range 500 {
+		handle(t, s, sess, call, nil)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	msg, _, _ := Decode([]byte(call))
+	for range 500 {
+		s.Handle(ended, sess, msg, nil, Hint{})
+	}
+	time.Sleep(300 * time.Millisecond)
+	handle(t, s, sess, call, nil)
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if n := strings.Count(out, "level=WARN"); n > failLogBurst+5 || n < 2 {
+		t.Fatalf("%d WARN lines for 501 failed calls:\n%.2000s", n, out)
+	}
+	if !strings.Contains(out, "suppressed=") {
+		t.Fatalf("the lines left out are not counted:\n%.2000s", out)
+	}
+}
+
+type lockedBuf struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
 }

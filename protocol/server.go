@@ -85,6 +85,7 @@ type Fanout interface {
 type Server struct {
 	opts       Options
 	log        *slog.Logger
+	failLog    *rateLog // failed calls' warnings, at a bounded rate (ratelog.go)
 	cat        atomic.Pointer[Catalog]
 	serverInfo []byte // {"name":…,"version":…}
 	metaInfo   []byte // "_meta":{"io.modelcontextprotocol/serverInfo":{…}}
@@ -134,7 +135,7 @@ func NewServer(opts Options) *Server {
 		// An in-memory store cannot fail to recover.
 		opts.Tasks, _ = tasks.NewManager(context.Background(), tasks.NewMemory(), tasks.Options{Logger: opts.Logger})
 	}
-	s := &Server{opts: opts, log: opts.Logger, listeners: map[*Listener]struct{}{},
+	s := &Server{opts: opts, log: opts.Logger, failLog: newRateLog(), listeners: map[*Listener]struct{}{},
 		sealer: newSealer(opts.StateKey, opts.StateTTL), subsDone: make(chan struct{}),
 		tasks: opts.Tasks, taskInline: opts.TaskInline, live: map[string]*liveTask{}, observer: opts.Observer, tracer: opts.Tracer}
 	s.tasks.OnChange(s.taskChanged)

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/bytedance/sonic"
@@ -71,7 +72,13 @@ func (r *request) toolAnswer(e *toolEntry, reply *contract.Reply, err error) Res
 // not match the output schema; a JSON-RPC error of the guest is passed on.
 func (s *Server) toolOutcome(ctx context.Context, e *toolEntry, reply *contract.Reply, err error) ([]byte, *Error) {
 	if err != nil {
-		s.log.WarnContext(ctx, "tool call failed", "tool", e.tool.Name, "err", err)
+		if errors.Is(err, contract.ErrCanceled) && ctx.Err() != nil {
+			// The client went away (a reset stream, a closed
+			// connection): nothing to warn about.
+			s.log.DebugContext(ctx, "tool call canceled: its request ended", "tool", e.tool.Name, "err", err)
+		} else {
+			s.failLog.warn(ctx, s.log, "tool call failed", "tool", e.tool.Name, "err", err)
+		}
 		return toolError(err.Error()), nil
 	}
 	if reply.Error != nil {
