@@ -202,12 +202,12 @@ func TestRedisReplicas(t *testing.T) {
 		t.Fatalf("a runs %d tasks", all)
 	}
 	c, err := b.Cancel(ctx, tk.ID, "alice")
-	if err != nil || c.Status != tasks.Cancelled {
+	if err != nil || c.Status != tasks.Canceled {
 		t.Fatalf("cancel on b: %+v %v", c, err)
 	}
 	select {
 	case cause := <-stopped:
-		if !errors.Is(cause, tasks.ErrCancelledByClient) {
+		if !errors.Is(cause, tasks.ErrCanceledByClient) {
 			t.Fatalf("guest on a stopped with %v", cause)
 		}
 	case <-time.After(5 * time.Second):
@@ -486,14 +486,14 @@ func TestRedisReconcileMissedCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur.Status = tasks.Cancelled
+	cur.Status = tasks.Canceled
 	rec, _ := json.Marshal(cur)
 	if err := rb.Client().Set(ctx, rb.taskKey(tk.ID), rec, redis.KeepTTL).Err(); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case cause := <-stopped:
-		if !errors.Is(cause, tasks.ErrCancelledByClient) {
+		if !errors.Is(cause, tasks.ErrCanceledByClient) {
 			t.Fatalf("the guest stopped with %v", cause)
 		}
 	case <-time.After(10 * time.Second):

@@ -230,8 +230,8 @@ func (m *Manager) remoteChange(t *Task) {
 	m.mu.Unlock()
 	if cancel != nil {
 		cause := ErrEndedElsewhere
-		if t.Status == Cancelled {
-			cause = ErrCancelledByClient
+		if t.Status == Canceled {
+			cause = ErrCanceledByClient
 		}
 		cancel(cause)
 	}

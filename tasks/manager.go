@@ -34,16 +34,16 @@ const (
 
 // Status messages the Manager writes.
 const (
-	MsgCancelled   = "Cancelled by the client"
+	MsgCanceled    = "Cancelled by the client"
 	MsgInterrupted = "Task interrupted: the server restarted while it was running"
 	MsgShutdown    = "Task interrupted: the server shut down while it was running"
 )
 
 // Causes with which the Manager cancels a task's guest.
 var (
-	ErrCancelledByClient = errors.New("task cancelled by the client")
-	ErrExpired           = errors.New("task expired")
-	ErrShutdown          = errors.New("server shutting down")
+	ErrCanceledByClient = errors.New("task cancelled by the client")
+	ErrExpired          = errors.New("task expired")
+	ErrShutdown         = errors.New("server shutting down")
 )
 
 // Options configure a Manager. Zero values take the defaults.
@@ -590,7 +590,7 @@ func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Task, error) {
 	if _, err := m.Get(ctx, id, owner); err != nil {
 		return nil, err
 	}
-	t, err := m.Finish(ctx, id, Cancelled, MsgCancelled, nil, nil)
+	t, err := m.Finish(ctx, id, Canceled, MsgCanceled, nil, nil)
 	if errors.Is(err, ErrTerminal) {
 		t, gerr := m.Get(ctx, id, owner)
 		if gerr != nil {
@@ -601,7 +601,7 @@ func (m *Manager) Cancel(ctx context.Context, id, owner string) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.stopGuest(id, ErrCancelledByClient)
+	m.stopGuest(id, ErrCanceledByClient)
 	return t, nil
 }
 

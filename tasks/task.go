@@ -20,16 +20,16 @@ const (
 	InputRequired Status = "input_required"
 	Completed     Status = "completed"
 	Failed        Status = "failed"
-	Cancelled     Status = "cancelled"
+	Canceled      Status = "cancelled"
 )
 
 // Terminal reports whether s is an end state.
-func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
+func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Canceled }
 
 // Valid reports whether s is one of the five states.
 func (s Status) Valid() bool {
 	switch s {
-	case Working, InputRequired, Completed, Failed, Cancelled:
+	case Working, InputRequired, Completed, Failed, Canceled:
 		return true
 	}
 	return false

@@ -12,10 +12,10 @@ import (
 )
 
 func TestTransitions(t *testing.T) {
-	all := []Status{Working, InputRequired, Completed, Failed, Cancelled}
+	all := []Status{Working, InputRequired, Completed, Failed, Canceled}
 	allowed := map[[2]Status]bool{
-		{Working, InputRequired}: true, {Working, Completed}: true, {Working, Failed}: true, {Working, Cancelled}: true,
-		{InputRequired, Working}: true, {InputRequired, Completed}: true, {InputRequired, Failed}: true, {InputRequired, Cancelled}: true,
+		{Working, InputRequired}: true, {Working, Completed}: true, {Working, Failed}: true, {Working, Canceled}: true,
+		{InputRequired, Working}: true, {InputRequired, Completed}: true, {InputRequired, Failed}: true, {InputRequired, Canceled}: true,
 	}
 	for _, from := range all {
 		for _, to := range all {
@@ -98,11 +98,11 @@ func TestManagerOwnershipAndCancel(t *testing.T) {
 		t.Fatalf("cancelling another owner's task: %v", err)
 	}
 	got, err := m.Cancel(ctx, tk.ID, "alice")
-	if err != nil || got.Status != Cancelled || got.StatusMessage != MsgCancelled {
+	if err != nil || got.Status != Canceled || got.StatusMessage != MsgCanceled {
 		t.Fatalf("cancel: %+v %v", got, err)
 	}
 	<-stopped
-	if !errors.Is(gotCause, ErrCancelledByClient) {
+	if !errors.Is(gotCause, ErrCanceledByClient) {
 		t.Fatalf("guest stopped with %v", gotCause)
 	}
 	m.Stopped(tk.ID)

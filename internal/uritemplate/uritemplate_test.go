@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// table is the one table of URI-template cases both matchers are tested
+// sharedTable is the one table of URI-template cases both matchers are tested
 // against, this package's and the Go guest SDK's (which holds the file:
 // it is a module of its own and must not read outside itself).
-type table struct {
+type sharedTable struct {
 	Match []struct {
 		Template, URI string
 		Host, SDK     map[string]string // nil: no match
@@ -21,13 +21,13 @@ type table struct {
 	}
 }
 
-func readTable(t *testing.T) table {
+func readTable(t *testing.T) sharedTable {
 	t.Helper()
 	b, err := os.ReadFile("../../guest-sdk/go/testdata/uritemplate.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb table
+	var tb sharedTable
 	if err := json.Unmarshal(b, &tb); err != nil {
 		t.Fatal(err)
 	}
