@@ -132,7 +132,7 @@ func (r *request) audit(mod Module, method string, start time.Time, reply *contr
 		rec.Name = r.p.URI
 	}
 	switch {
-	case err != nil && (canceled(err) || errors.Is(err, tasks.ErrCancelledByClient)):
+	case err != nil && (canceled(err) || errors.Is(err, tasks.ErrCanceledByClient)):
 		// The client canceled the call, or the task (tasks/cancel).
 		rec.Outcome = "canceled"
 	case err != nil:
