@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/host"
 )
 
 // sleeperTools is a tools directory of copies of testdata/slowstart (whose
@@ -159,5 +161,54 @@ func TestDescribeWaitsForTheBudgetEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(log, "a run at load waited for room in the memory budget") {
 		t.Fatalf("the late module's describe did not wait for the budget: the test proves nothing")
+	}
+}
+
+// TestFifteenSecondSleepsAtTheDefaultBudget is the attack of issue 26,
+// case 1, as reported: 28 calls that sleep 15 s (the reload guest's
+// reload_slow, a Go guest holding a few MiB each) under the default
+// budget, and a call of a neighbour module 2 s into them. On a machine
+// with 23 GiB (a default budget of 11.5 GiB) the old budget took 417 MiB
+// a sleeper, so the 28 took it all and the neighbour failed "busy" after
+// 5 s; now the sleepers hold what they use and one module at most half
+// the budget, so the neighbour is answered at once. It logs the peak RSS
+// against the budget and the neighbour's latency.
+func TestFifteenSecondSleepsAtTheDefaultBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("15 s of sleeping calls")
+	}
+	t.Parallel()
+	v1, _, cache := reloadBuild(t)
+	dir := sleeperTools(t, true)
+	if err := os.WriteFile(filepath.Join(dir, "reload.wasm"), v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// --workers: stdio serves 16 requests of a module at once by default.
+	s := startServe(t, "--tools", dir, "--cache-dir", cache, "--watch=false", "--workers", "64")
+	c := newStdioClient(t, s)
+	var wg sync.WaitGroup
+	answers := make([]string, 28)
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = c.request("tools/call", `{"name":"reload_slow","arguments":{"ms":15000}}`, nil)
+		}()
+	}
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	r := c.request("tools/call", `{"name":"small_hello","arguments":{}}`, nil)
+	took := time.Since(start)
+	wg.Wait()
+	served := 0
+	for _, a := range answers {
+		if strings.Contains(a, "slow done") {
+			served++
+		}
+	}
+	t.Logf("neighbour answered in %s: %.160s; %d of 28 sleepers served; peak RSS %d MiB; default budget %d MiB",
+		took.Round(time.Millisecond), r, served, peakRSSMiB(t, s.cmd.Process.Pid), host.DefaultMemoryBudget()>>20)
+	if !strings.Contains(r, "hello from small v1") || took > 3*time.Second {
+		t.Fatalf("the neighbour beside 28 sleepers, after %s: %s", took, r)
 	}
 }
