@@ -32,6 +32,10 @@ type CallStats struct {
 	// has answered, unless told to let it run on (wasmcp check does):
 	// only lines that reached it before then are counted.
 	AfterAnswer int
+	// Tier names the code that ran the call: "interpreter" (wazero's
+	// interpreter, while a new module's compiled code is being built) or
+	// "compiled".
+	Tier string
 }
 
 type callStatsCtx struct{}

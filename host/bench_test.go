@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -112,5 +113,54 @@ func BenchmarkWordCount(b *testing.B) {
 	for _, lang := range []string{"c", "go", "go-reactor"} {
 		b.Run(lang, func(b *testing.B) { benchWordCount(b, lang, false) })
 		b.Run(lang+"-parallel", func(b *testing.B) { benchWordCount(b, lang, true) })
+	}
+}
+
+// BenchmarkWordCountInterpreter is BenchmarkWordCount/c and /go-reactor
+// on the interpreter tier (tier.go): what a module's first calls cost
+// while its compiled code is being built. The compiler tier is held back
+// for good, so every call runs on the interpreter.
+func BenchmarkWordCountInterpreter(b *testing.B) {
+	for _, lang := range []string{"c", "go-reactor"} {
+		b.Run(lang, func(b *testing.B) {
+			var wasm []byte
+			switch lang {
+			case "c":
+				var err error
+				if wasm, err = os.ReadFile(filepath.Join("..", "examples", "c", "wordcount", "wordcount.wasm")); err != nil {
+					b.Fatal(err)
+				}
+			default:
+				wasm = goReactorWordCount.get(b, func(ctx context.Context, dir, out string) error {
+					return guestbuild.BuildReactor(ctx, dir, out)
+				})
+			}
+			e, err := NewEngine(Config{CacheDir: "-", Logger: quietLogger, InstrumentLoops: true, InterpreterFirst: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.beforeBuild = func(_ string, t tier) error {
+				if t == tierCompiled {
+					return errors.New("held back")
+				}
+				return nil
+			}
+			b.Cleanup(func() { e.Close(context.Background()) })
+			m, err := e.Load(context.Background(), "wordcount", wasm, Policy{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if m.Tier() != TierInterpreter {
+				b.Fatalf("tier %q", m.Tier())
+			}
+			params := []byte(wordCountParams)
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := m.Call(context.Background(), abi.MethodToolsCall, params, nil)
+				if err != nil || r.Error != nil || len(r.Result) == 0 {
+					b.Fatalf("call: %v %v", err, r)
+				}
+			}
+		})
 	}
 }

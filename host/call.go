@@ -54,7 +54,7 @@ func (m *Module) RunClosedStdin(ctx context.Context) (exitCode uint32, err error
 	if err != nil {
 		return 0, err
 	}
-	defer m.slot.release(m)
+	defer m.slot.release(m, code)
 	_, err = m.callWith(ctx, code, "", nil, nil, 0, nil)
 	var ge *GuestError
 	if !errors.As(err, &ge) || ge.Kind != KindExit {
@@ -109,7 +109,7 @@ func (m *Module) call(ctx context.Context, method string, params []byte, peer co
 	if err != nil {
 		return nil, err
 	}
-	defer m.slot.release(m)
+	defer m.slot.release(m, code)
 	return m.callWith(ctx, code, method, params, peer, 0, st)
 }
 
@@ -145,6 +145,7 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	m.engine.idle.begin()
 	defer m.engine.idle.end()
 	if st != nil {
+		st.Tier = code.tier.String()
 		t1 := time.Now()
 		st.QueueWait = t1.Sub(t0)
 		t0 = t1

@@ -50,6 +50,9 @@ type compiled struct {
 	cost      int64               // what one instance takes from the engine's memory budget when admitted
 	prepaid   int64               // the linear memory cost admits with (its initial size and growthStep)
 	validated string              // the bytes wazero validated (validatedID)
+	tier      tier                // the engine the code was built for (tier.go)
+	refs      int                 // calls running on this code (codeSlot.mu)
+	retired   bool                // replaced by the compiled tier: closed by the last call's release
 }
 
 // codeCost estimates what a compiled module keeps resident: wazero keeps
@@ -74,9 +77,14 @@ type codeSlot struct {
 	c       *compiled
 	flight  *flight // the compilation under way, shared by every caller
 	refused error   // the module turned out invalid: every call fails
-	calls   int     // calls running on c
 	closed  bool
 	valid   string // the bytes wazero validated at the last compilation (validatedID)
+	// upgrading: the compiled tier is being built in the background
+	// (tier.go).
+	upgrading bool
+	// compiledOnce: the compiler tier compiled this module's code in
+	// this process, so the compilation cache holds it.
+	compiledOnce atomic.Bool
 }
 
 // validatedID returns the identity of the bytes wazero validated when the
@@ -116,8 +124,8 @@ func (s *codeSlot) acquire(ctx context.Context, m *Module) (*compiled, error) {
 			s.mu.Unlock()
 			return nil, err
 		case s.c != nil:
-			s.calls++
 			c := s.c
+			c.refs++
 			s.mu.Unlock()
 			s.lastUse.Store(time.Now().UnixNano())
 			return c, nil
@@ -142,11 +150,16 @@ func (s *codeSlot) acquire(ctx context.Context, m *Module) (*compiled, error) {
 	}
 }
 
-// release ends a call started with acquire.
-func (s *codeSlot) release(m *Module) {
+// release ends a call started with acquire on c.
+func (s *codeSlot) release(m *Module, c *compiled) {
 	s.mu.Lock()
-	s.calls--
+	c.refs--
+	retire := c.retired && c.refs == 0
 	s.mu.Unlock()
+	if retire {
+		// The last call on interpreted code the compiled tier replaced.
+		_ = c.code.Close(context.Background())
+	}
 	m.engine.code.trim(nil)
 }
 
@@ -155,7 +168,9 @@ func (s *codeSlot) release(m *Module) {
 func (s *codeSlot) evict() *compiled {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.c == nil || s.calls > 0 || s.closed || s.src == nil {
+	// Interpreted code is not closed: the compiled tier replaces it soon
+	// (and building it again would build the compiled tier again too).
+	if s.c == nil || s.c.refs > 0 || s.closed || s.src == nil || s.c.tier == tierInterp {
 		return nil
 	}
 	c := s.c
@@ -186,8 +201,9 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 			err = &GuestError{Module: m.name, Kind: KindLoad, Msg: "the module's file changed since it was listed; it is being reloaded"}
 		}
 	}
+	t := e.firstTier(m)
 	if err == nil {
-		c, err = e.build(context.Background(), m, wasm)
+		c, err = e.build(context.Background(), m, wasm, t)
 		refused = err != nil && isRefusal(err)
 	}
 	s.mu.Lock()
@@ -206,9 +222,16 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	switch {
 	case c != nil && closed:
 		_ = c.code.Close(context.Background())
+	case c != nil && t == tierInterp:
+		s.reactor.Store(c.reactor)
+		e.code.added(m, c)
+		e.log.Info("module built for the interpreter; compiling it in the background", "module", m.name,
+			"sha256", m.hash[:12], "took", time.Since(start).Round(time.Millisecond), "code", FormatBytes(c.size))
+		m.upgrade(wasm)
 	case c != nil:
 		s.reactor.Store(c.reactor)
 		e.code.added(m, c)
+		e.markWarm(m)
 		took := time.Since(start)
 		e.log.Info("module compiled", "module", m.name, "sha256", m.hash[:12], "took", took.Round(time.Millisecond),
 			"code", FormatBytes(c.size))
@@ -264,6 +287,9 @@ type Footprint struct {
 	// (bounded by Policy.SnapshotMaxMemory, not counted in Code nor in
 	// the code budget); 0 without a snapshot.
 	Snapshot int64
+	// Tier is the tier of that code (TierInterpreter or TierCompiled),
+	// "" while it has none.
+	Tier string
 }
 
 // Footprint returns what the module keeps in memory now.
@@ -272,7 +298,7 @@ func (m *Module) Footprint() Footprint {
 	defer m.slot.mu.Unlock()
 	f := Footprint{Description: int64(m.descLen)}
 	if m.slot.c != nil {
-		f.Code, f.Compiled, f.Snapshot = m.slot.c.size, true, m.slot.c.snap.extra
+		f.Code, f.Compiled, f.Snapshot, f.Tier = m.slot.c.size, true, m.slot.c.snap.extra, m.slot.c.tier.String()
 	}
 	return f
 }
@@ -280,10 +306,11 @@ func (m *Module) Footprint() Footprint {
 // Compile compiles the module's code now if it is not compiled (as its
 // first call would), e.g. to warm a module up in the background.
 func (m *Module) Compile(ctx context.Context) error {
-	if _, err := m.slot.acquire(ctx, m); err != nil {
+	c, err := m.slot.acquire(ctx, m)
+	if err != nil {
 		return err
 	}
-	m.slot.release(m)
+	m.slot.release(m, c)
 	return nil
 }
 

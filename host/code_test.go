@@ -170,7 +170,7 @@ func TestCodeBudgetNeverClosesCodeInUse(t *testing.T) {
 	if _, err := a.callWith(context.Background(), code, abi.MethodToolsCall, []byte(`{"name":"count","arguments":{}}`), nil, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	a.slot.release(a)
+	a.slot.release(a, code)
 	if a.Compiled() && b.Compiled() {
 		t.Fatal("over budget after the call ended: want one of them closed")
 	}

@@ -97,6 +97,14 @@ type Config struct {
 	// then logged again every SlowCompile); zero means
 	// DefaultSlowCompile.
 	SlowCompile time.Duration
+	// InterpreterFirst builds a module whose compiled code is not known
+	// to be in the compilation cache for wazero's interpreter first: it is
+	// described and serves its first calls from there while the
+	// optimizing compiler builds its compiled code in the background, and
+	// each new call runs on the compiled code once it is ready (tier.go).
+	// wasmcp serve turns it on (--interpreter-first); the zero Config
+	// leaves it off.
+	InterpreterFirst bool
 }
 
 // DefaultCacheMaxBytes is the default bound of the on-disk cache (a Go
@@ -132,6 +140,11 @@ type Engine struct {
 	built    atomic.Int64 // compilations done (Engine.build)
 	compiles atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
 	active   atomic.Int64 // compilations running
+	ipool    compilePool  // the interpreter tier's compilations (tier.go), apart so that they never wait behind the compiler's
+	upgrades atomic.Int64 // interpreted modules whose compiled tier took over
+	// beforeBuild, if set (tests), runs before each build of a module's
+	// code for a tier, in the build's goroutine; an error fails the build.
+	beforeBuild func(module string, t tier) error
 
 	mu       sync.Mutex
 	runtimes map[runtimeKey]wazero.Runtime
@@ -159,7 +172,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{},
 		mem:  newMemBudget(cfg.MemoryBudget, cfg.BudgetWait),
 		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations),
-		snapPool: make(compilePool, cfg.Compilations)}
+		snapPool: make(compilePool, cfg.Compilations), ipool: make(compilePool, cfg.Compilations)}
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()
@@ -210,6 +223,11 @@ func (e *Engine) prepareCache(dir string) error {
 		return fmt.Errorf("pruning %s: %w", dir, err)
 	}
 	removed += foreign
+	_, foreign, err = privdir.Prune(filepath.Join(dir, "tier"), 0)
+	if err != nil {
+		return fmt.Errorf("pruning %s: %w", dir, err)
+	}
+	removed += foreign
 	sfreed, sremoved, err := privdir.Prune(filepath.Join(dir, "snapshot"), max)
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", dir, err)
@@ -236,19 +254,21 @@ func (e *Engine) MemoryBudget() int64 {
 // Logger returns the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }
 
-// runtimeKey names a runtime: a memory cap and whether instances are
+// runtimeKey names a runtime: a memory cap, whether instances are
 // closed when their context ends (WithCloseOnContextDone, used only for
-// modules that could not be instrumented, see compile).
+// modules that could not be instrumented, see compile) and whether it is
+// wazero's interpreter (tier.go) rather than its compiler.
 type runtimeKey struct {
 	pages       uint32
 	closeOnDone bool
+	interp      bool
 }
 
 // runtime returns the runtime for a memory cap, creating it on first use.
 // Runtimes share one compilation cache, so a module compiled for one cap is
 // not compiled again for another.
-func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone bool) (wazero.Runtime, error) {
-	key := runtimeKey{pages, closeOnDone}
+func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone, interp bool) (wazero.Runtime, error) {
+	key := runtimeKey{pages, closeOnDone, interp}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -257,9 +277,12 @@ func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone bool) (w
 	if r, ok := e.runtimes[key]; ok {
 		return r, nil
 	}
-	rc := wazero.NewRuntimeConfigCompiler().
-		WithCompilationCache(e.cache).
-		WithMemoryLimitPages(pages).
+	rc := wazero.NewRuntimeConfigCompiler().WithCompilationCache(e.cache)
+	if interp {
+		// The interpreter keeps nothing in a compilation cache.
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	rc = rc.WithMemoryLimitPages(pages).
 		WithCloseOnContextDone(closeOnDone).
 		WithCustomSections(true)
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -317,40 +340,44 @@ const interruptExport = wasmrewrite.InterruptExport
 // the compilation cache this halves wazero's work: each CompileModule
 // decodes and validates its module and reads, checksums and maps its
 // machine code (BenchmarkRecompileFromCache).
-func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte, validated bool) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
+//
+// interp compiles for wazero's interpreter instead (tier.go), with the same
+// instrumentation: the stop flag is plain wasm, which the interpreter runs
+// as the compiler's code does.
+func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte, validated, interp bool) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
 	if validated && e.cfg.InstrumentLoops {
 		if iw, ierr := wasmrewrite.Instrument(wasm); ierr == nil {
-			ri, rerr := e.runtime(ctx, pages, false)
+			ri, rerr := e.runtime(ctx, pages, false, interp)
 			if rerr != nil {
 				return nil, nil, false, rerr
 			}
-			e.compiles.Add(1)
-			if icode, cerr := e.compileModule(ctx, ri, iw); cerr == nil {
+			e.countCompile(interp)
+			if icode, cerr := e.compileOn(ctx, ri, iw, interp); cerr == nil {
 				return ri, icode, true, nil
 			}
 		}
 	}
-	if r, err = e.runtime(ctx, pages, true); err != nil {
+	if r, err = e.runtime(ctx, pages, true, interp); err != nil {
 		return nil, nil, false, err
 	}
-	e.compiles.Add(1)
+	e.countCompile(interp)
 	// The module as it is comes first, even when it will be instrumented:
 	// wazero validates it, so the rewriter only ever sees valid modules
 	// and can never turn an invalid one into a valid one (say, one whose
 	// code names a global that only the rewrite adds: the stop flag). With
 	// the compilation cache this costs one more cache read per load.
-	if code, err = e.compileModule(ctx, r, wasm); err != nil || !e.cfg.InstrumentLoops {
+	if code, err = e.compileOn(ctx, r, wasm, interp); err != nil || !e.cfg.InstrumentLoops {
 		return r, code, false, err
 	}
 	iw, ierr := wasmrewrite.Instrument(wasm)
 	if ierr == nil {
-		ri, rerr := e.runtime(ctx, pages, false)
+		ri, rerr := e.runtime(ctx, pages, false, interp)
 		if rerr != nil {
 			_ = code.Close(ctx)
 			return nil, nil, false, rerr
 		}
-		e.compiles.Add(1)
-		icode, cerr := e.compileModule(ctx, ri, iw)
+		e.countCompile(interp)
+		icode, cerr := e.compileOn(ctx, ri, iw, interp)
 		if cerr == nil {
 			_ = code.Close(ctx)
 			return ri, icode, true, nil
@@ -367,4 +394,21 @@ func (e *Engine) compileModule(ctx context.Context, r wazero.Runtime, wasm []byt
 	e.guard.before()
 	defer e.guard.after()
 	return r.CompileModule(ctx, wasm)
+}
+
+// compileOn is compileModule for the compiler tier and r.CompileModule for
+// the interpreter, which keeps nothing on disk for the guard to check.
+func (e *Engine) compileOn(ctx context.Context, r wazero.Runtime, wasm []byte, interp bool) (wazero.CompiledModule, error) {
+	if interp {
+		return r.CompileModule(ctx, wasm)
+	}
+	return e.compileModule(ctx, r, wasm)
+}
+
+// countCompile counts a CompileModule call for the compiler (compiles);
+// the interpreter's are not counted.
+func (e *Engine) countCompile(interp bool) {
+	if !interp {
+		e.compiles.Add(1)
+	}
 }

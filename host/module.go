@@ -255,7 +255,8 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 		return nil, err
 	}
 	start := time.Now()
-	c, err := e.build(ctx, m, wasm)
+	t := e.firstTier(m)
+	c, err := e.build(ctx, m, wasm, t)
 	if err != nil {
 		return nil, err
 	}
@@ -276,17 +277,22 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	ok = true
 	m.slot.install(c)
 	e.code.added(m, c)
-	e.compiled(m, c, built)
+	if t == tierInterp {
+		m.upgrade(wasm)
+	} else {
+		e.markWarm(m)
+		e.compiled(m, c, built)
+	}
 	e.log.Info("module loaded", "module", name, "sha256", m.hash[:12], "tools", len(desc.Tools),
 		"resources", len(desc.Resources)+len(desc.ResourceTemplates), "prompts", len(desc.Prompts), "reactor", c.reactor,
-		"mode", m.Mode(), "took", time.Since(start).Round(time.Millisecond))
+		"mode", m.Mode(), "tier", t.String(), "took", time.Since(start).Round(time.Millisecond))
 	return m, nil
 }
 
 // build compiles wasm (in the engine's bounded compilation pool; a
 // snapshot's start-up run in its own pool) and
 // checks the compiled module's imports and exports.
-func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, error) {
+func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*compiled, error) {
 	name := m.name
 	fail := func(format string, a ...any) error {
 		return &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf(format, a...)}
@@ -321,7 +327,12 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 		done := e.slowLog(name)
 		defer done()
 		var x result
-		x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated)
+		if e.beforeBuild != nil {
+			x.err = e.beforeBuild(name, t)
+		}
+		if x.err == nil {
+			x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated, t == tierInterp)
+		}
 		e.built.Add(1)
 		ch <- x
 	}()
@@ -343,7 +354,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte) (*compiled, 
 	if err != nil {
 		return nil, fail("does not compile: %v", err)
 	}
-	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCost(wasm), cost: cost, snap: x.snap, validated: x.id}
+	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCostFor(wasm, t), cost: cost, snap: x.snap, validated: x.id, tier: t}
 	if x.snap.used {
 		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
 	}

@@ -431,15 +431,22 @@ func (w *startupLog) Write(p []byte) (int, error) {
 //
 // Waiting for a slot (of the compilation pool, or of the pool of
 // start-up runs) ends with wait; the work itself runs under ctx.
-func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []byte, validated string) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, string, error) {
+func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []byte, validated string, interp bool) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, string, error) {
 	pages := m.policy.Limits.memoryPages()
 	compile := func(w []byte, validated bool) (wazero.Runtime, wazero.CompiledModule, bool, error) {
-		release, err := e.pool.acquire(wait)
+		pool := e.pool
+		if interp {
+			// The interpreter's compilations do not wait behind the
+			// compiler's (the background compilations of the modules
+			// they serve).
+			pool = e.ipool
+		}
+		release, err := pool.acquire(wait)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		defer release()
-		return e.compile(ctx, m.name, pages, w, validated)
+		return e.compile(ctx, m.name, pages, w, validated, interp)
 	}
 	want, why := wantsSnapshot(wasm, m.policy)
 	var snap snapshot

@@ -40,6 +40,9 @@ type engineFlags struct {
 	snapTimeout  time.Duration
 	maxFunctions uint
 	maxCode      byteSize
+	// interpFirst is --interpreter-first, a flag of serve only (a
+	// one-shot command runs on the compiled code at once).
+	interpFirst bool
 	// runAfterAnswer, set by check, lets guests run on after their
 	// answer (host.Config.RunAfterAnswer); not a flag.
 	runAfterAnswer bool
@@ -96,20 +99,21 @@ func (f *engineFlags) engine(stderr io.Writer) (*host.Engine, error) {
 		return nil, err
 	}
 	return host.NewEngine(host.Config{
-		CacheDir:        f.cacheDir,
-		CacheMaxBytes:   int64(f.cacheMax),
-		Limits:          host.Limits{MemoryBytes: uint64(f.memory), Timeout: f.timeout, OutputBytes: int64(f.output), Structure: st},
-		Logger:          log,
-		InstrumentLoops: f.instrument,
-		MemoryBudget:    budgetBytes(f.budget),
-		Principal:       principalName,
-		Egress:          egress.Options{ProxyFromEnv: f.httpProxy, Observer: f.egressObserver},
-		OnCompiled:      f.onCompiled,
-		CodeMemory:      int64(f.codeMemory),
-		Compilations:    f.compilations,
-		DescribeTimeout: f.describe,
-		SnapshotTimeout: f.snapTimeout,
-		RunAfterAnswer:  f.runAfterAnswer,
+		CacheDir:         f.cacheDir,
+		CacheMaxBytes:    int64(f.cacheMax),
+		Limits:           host.Limits{MemoryBytes: uint64(f.memory), Timeout: f.timeout, OutputBytes: int64(f.output), Structure: st},
+		Logger:           log,
+		InstrumentLoops:  f.instrument,
+		MemoryBudget:     budgetBytes(f.budget),
+		Principal:        principalName,
+		Egress:           egress.Options{ProxyFromEnv: f.httpProxy, Observer: f.egressObserver},
+		OnCompiled:       f.onCompiled,
+		CodeMemory:       int64(f.codeMemory),
+		Compilations:     f.compilations,
+		DescribeTimeout:  f.describe,
+		SnapshotTimeout:  f.snapTimeout,
+		RunAfterAnswer:   f.runAfterAnswer,
+		InterpreterFirst: f.interpFirst,
 	})
 }
 
@@ -155,6 +159,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var ef engineFlags
 	ef.register(fs)
+	fs.BoolVar(&ef.interpFirst, "interpreter-first", true, "serve a module whose compiled code is not in the cache from wazero's interpreter (describe and first calls; a call there costs 5-20x the compiled one) while the compiler builds it in the background; false: wait for the compiler (seconds for a Go module)")
 	tools := fs.String("tools", "", "directory of .wasm tool modules (required)")
 	skillsDir := fs.String("skills", "", "directory of Agent Skills to serve (each subdirectory holding a SKILL.md), reloaded like the tools with --watch")
 	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout (the default when --http is not given)")

@@ -1,0 +1,190 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// The interpreter tier (docs/design/interpreter-tier.md). wazero's
+// optimizing compiler takes seconds on a Go guest (a 3.6 MiB module: 5-7 s
+// on a quiet 2-core machine); its interpreter compiles the same module in
+// a fraction of that and runs it slower. With Config.InterpreterFirst a
+// module whose compiled code is not known to be in the compilation cache
+// is built for the interpreter first: it is described and serves its
+// first calls from there while the optimizing compiler builds the
+// compiled tier in the background (in the compilation pool). Once that is
+// ready each new call runs on it; calls that started on the interpreter
+// finish there, and the interpreted code is closed after the last of
+// them. A module whose compiled code is in the cache (a warm start) is
+// compiled directly, as without the tier.
+
+// tier is the wazero engine a module's code was built for.
+type tier uint8
+
+const (
+	tierCompiled tier = iota // the optimizing compiler
+	tierInterp               // the interpreter
+)
+
+// String names the tier as CallStats.Tier and Footprint.Tier report it.
+func (t tier) String() string {
+	if t == tierInterp {
+		return TierInterpreter
+	}
+	return TierCompiled
+}
+
+// TierInterpreter and TierCompiled name the tier that served a call
+// (contract.CallStats.Tier) or that a module's code is built for
+// (Footprint.Tier).
+const (
+	TierInterpreter = "interpreter"
+	TierCompiled    = "compiled"
+)
+
+// interpFactor is the interpreter's code over the binary's size: wazero's
+// interpreter keeps the decoded module and its own instruction stream for
+// every function (measured on the Go word_count guest: see codeCostFor).
+const interpFactor = 3
+
+// codeCostFor estimates what a module's code keeps resident in a tier.
+func codeCostFor(wasm []byte, t tier) int64 {
+	if t == tierInterp {
+		return int64(len(wasm)) * (1 + interpFactor)
+	}
+	return codeCost(wasm)
+}
+
+// firstTier is the tier m's code is built for now: the interpreter when
+// the engine serves first calls from it and m's compiled code is not
+// known to be in the compilation cache.
+func (e *Engine) firstTier(m *Module) tier {
+	if !e.cfg.InterpreterFirst || e.warm(m) {
+		return tierCompiled
+	}
+	return tierInterp
+}
+
+// warm reports whether m's compiled code is known to be in the
+// compilation cache: it was compiled in this process (the cache, on disk
+// or in memory, keeps it), or a process with the same host build and
+// settings compiled it into this cache directory (its tier marker, written
+// after that compilation). A marker whose code wazero's cache no longer
+// holds (pruned by --cache-max-bytes) costs one compilation at the
+// compiler's speed, as without the tier.
+func (e *Engine) warm(m *Module) bool {
+	if m.slot.compiledOnce.Load() {
+		return true
+	}
+	p := e.tierMarker(m)
+	if p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// tierMarker is the path of m's marker that its compiled code is in the
+// on-disk cache, "" without one.
+func (e *Engine) tierMarker(m *Module) string {
+	if e.dir == "" {
+		return ""
+	}
+	h := sha256.New()
+	put := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(hostVersion())
+	put(m.hash)
+	put(strconv.FormatUint(uint64(m.policy.Limits.memoryPages()), 10))
+	put(strconv.FormatBool(e.cfg.InstrumentLoops))
+	put(strconv.FormatBool(m.policy.NoSnapshot))
+	return filepath.Join(e.dir, "tier", hex.EncodeToString(h.Sum(nil)))
+}
+
+// markWarm records that m's compiled code is in the compilation cache.
+func (e *Engine) markWarm(m *Module) {
+	m.slot.compiledOnce.Store(true)
+	p := e.tierMarker(m)
+	if p == "" {
+		return
+	}
+	if _, err := os.Stat(p); err == nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o700) != nil {
+		return
+	}
+	_ = os.WriteFile(p, nil, 0o600)
+}
+
+// upgrade builds m's compiled tier in the background from wasm (the bytes
+// its interpreted code was built from) and, once it is ready, makes it the
+// code of every new call.
+func (m *Module) upgrade(wasm []byte) {
+	e := m.engine
+	s := &m.slot
+	s.mu.Lock()
+	if s.upgrading || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.upgrading = true
+	s.mu.Unlock()
+	go func() {
+		start := time.Now()
+		c, err := e.build(context.Background(), m, wasm, tierCompiled)
+		s.mu.Lock()
+		s.upgrading = false
+		if err != nil {
+			s.mu.Unlock()
+			e.log.Warn("compiling a module for the compiler tier failed; its calls stay on the interpreter",
+				"module", m.name, "err", err)
+			return
+		}
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.code.Close(context.Background())
+			return
+		}
+		old := s.c
+		s.c = c
+		s.valid = c.validated
+		closeOld := old != nil && old.refs == 0
+		if old != nil && !closeOld {
+			old.retired = true // closed by the last call's release
+		}
+		s.mu.Unlock()
+		if closeOld {
+			_ = old.code.Close(context.Background())
+		}
+		s.reactor.Store(c.reactor)
+		e.markWarm(m)
+		e.upgrades.Add(1)
+		took := time.Since(start)
+		e.log.Info("module compiled; new calls run on the compiled code", "module", m.name, "sha256", m.hash[:12],
+			"took", took.Round(time.Millisecond), "code", FormatBytes(c.size))
+		e.code.added(m, c)
+		e.compiled(m, c, took)
+	}()
+}
+
+// Tier names the tier of the code the module's next call runs on
+// (TierInterpreter or TierCompiled), "" while it has none.
+func (m *Module) Tier() string {
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	if m.slot.c == nil {
+		return ""
+	}
+	return m.slot.c.tier.String()
+}
