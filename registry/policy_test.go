@@ -226,7 +226,7 @@ func TestREADMEExample(t *testing.T) {
 		// The example shows the structural caps' defaults.
 		Limits: host.Limits{MemoryBytes: 64 << 20, Timeout: 10 * time.Second, OutputBytes: 4 << 20, LineBytes: 1 << 20,
 			Structure: host.DefaultLimits().Structure},
-		MaxInstances: 4, MaxQueue: 16,
+		MaxInstances: 4, MaxQueue: 16, SnapshotMaxMemory: 64 << 20,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data", "stations"), GuestPath: "/stations", ReadOnly: true},
 			{HostPath: cache, GuestPath: "/cache", MaxWriteBytes: 16 << 20},
