@@ -177,7 +177,7 @@ func TestTaskNotificationsOwner(t *testing.T) {
 			Send: func([]byte) { got[who]++ }})
 		defer remove()
 	}
-	s.taskChanged(&tasks.Task{ID: "t1", Owner: "alice", Era: tasks.Modern, Status: tasks.Working})
+	s.taskChanged(&tasks.Task{ID: "t1", Owner: "alice", Era: contract.Modern, Status: tasks.Working})
 	if got["alice"] != 1 || got["bob"] != 0 {
 		t.Fatalf("notifications: %v", got)
 	}

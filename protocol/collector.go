@@ -16,7 +16,7 @@ import (
 type collector struct {
 	srv  *Server
 	id   string
-	era  tasks.Era
+	era  contract.Era
 	e    *toolEntry
 	r    *request  // detached: what the guest serves
 	live *liveTask // legacy: where requests to the client go
@@ -24,7 +24,7 @@ type collector struct {
 
 func (s *Server) newCollector(t *tasks.Task, e *toolEntry, r *request) *collector {
 	c := &collector{srv: s, id: t.ID, era: t.Era, e: e, r: r}
-	if t.Era == tasks.Legacy {
+	if t.Era == contract.Legacy {
 		c.live = s.liveTask(t.ID, r.sess)
 	}
 	return c
@@ -34,7 +34,7 @@ func (s *Server) newCollector(t *tasks.Task, e *toolEntry, r *request) *collecto
 // tagged with the task; a modern task has no stream after its request was
 // answered, so they are dropped.
 func (c *collector) notify(ctx context.Context, method string, params []byte) {
-	if c.era != tasks.Legacy || c.r.stream == nil {
+	if c.era != contract.Legacy || c.r.stream == nil {
 		c.srv.log.Debug("task notification dropped: no stream after the task's request was answered", "task", c.id, "method", method)
 		return
 	}
@@ -91,7 +91,7 @@ func ignorable(err error) bool {
 // input_required with the guest's requests; tasks/update answers them.
 func (c *collector) park(ctx context.Context, reply *contract.Reply) {
 	m := c.srv.tasks
-	if c.era != tasks.Modern || c.r.inputs == nil {
+	if c.era != contract.Modern || c.r.inputs == nil {
 		msg := "guest requests left unanswered outside the " + V20260728 + " revision"
 		_, _ = m.Finish(ctx, c.id, tasks.Failed, msg, nil, errorf(CodeInternalError, msg))
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
@@ -71,7 +72,7 @@ func (r *request) runEscalating(e *toolEntry) Response {
 	rl.mu.Unlock()
 	untrack()
 
-	t := &tasks.Task{ID: tasks.NewID(), Owner: owner, Era: tasks.Modern, Version: r.version, Tool: e.tool.Name,
+	t := &tasks.Task{ID: tasks.NewID(), Owner: owner, Era: contract.Modern, Version: r.version, Tool: e.tool.Name,
 		Params: bytes.Clone(r.msg.Params), Caps: bytes.Clone(r.caps.Raw)}
 	if r.inputs != nil {
 		t.Answers = r.inputs.known()
@@ -105,7 +106,7 @@ func (r *request) runAsTask(e *toolEntry, pre []byte) Response {
 	if hint.TTL != nil {
 		ttl = time.Duration(*hint.TTL * float64(time.Millisecond))
 	}
-	t := &tasks.Task{ID: tasks.NewID(), Owner: owner, Era: tasks.Legacy, Version: r.version, Tool: e.tool.Name,
+	t := &tasks.Task{ID: tasks.NewID(), Owner: owner, Era: contract.Legacy, Version: r.version, Tool: e.tool.Name,
 		TTL: m.TTL(ttl), Params: bytes.Clone(r.msg.Params), Caps: bytes.Clone(r.caps.Raw)}
 	if r.sess != nil {
 		t.Session = r.sess.ID

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bytedance/sonic"
 
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/tasks"
 )
@@ -369,7 +370,7 @@ func (s *Server) taskChanged(t *tasks.Task) {
 	if s.observer != nil {
 		s.observer.TaskChanged(string(t.Status))
 	}
-	if t.Era == tasks.Legacy {
+	if t.Era == contract.Legacy {
 		lt := s.lookupLive(t.ID)
 		if lt == nil || lt.sess == nil {
 			return

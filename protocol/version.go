@@ -1,6 +1,10 @@
 package protocol
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/wasmcp/wasmcp/contract"
+)
 
 // Protocol revisions, oldest first.
 const (
@@ -22,13 +26,14 @@ func ModernVersions() []string { return []string{V20260728} }
 // declares for a request it routes to the modern era.
 const LatestModern = V20260728
 
-// Era is the family of revisions a request belongs to.
-type Era uint8
+// Era is the family of revisions a request belongs to: contract.Era, the
+// one era type (a task keeps its request's).
+type Era = contract.Era
 
 // The eras.
 const (
-	Legacy Era = iota // 2024-11-05 … 2025-11-25: initialize, sessions
-	Modern            // 2026-07-28: stateless, _meta on every request
+	Legacy = contract.Legacy // 2024-11-05 … 2025-11-25: initialize, sessions
+	Modern = contract.Modern // 2026-07-28: stateless, _meta on every request
 )
 
 // IsLegacy reports whether v is a legacy revision this server speaks.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
@@ -173,7 +174,7 @@ func expireAt(t *tasks.Task) int64 {
 // runsHere reports whether a task in this state has a guest that runs (or
 // waits on a client connection) in the replica that moved it there.
 func runsHere(t *tasks.Task) bool {
-	return t.Status == tasks.Working || (t.Status == tasks.InputRequired && t.Era != tasks.Modern)
+	return t.Status == tasks.Working || (t.Status == tasks.InputRequired && t.Era != contract.Modern)
 }
 
 // createScript stores a new record, indexes it under its owner (the

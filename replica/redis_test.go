@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/limiter/limitertest"
 	"github.com/wasmcp/wasmcp/internal/testkit/redistest"
 	"github.com/wasmcp/wasmcp/tasks"
@@ -335,7 +336,7 @@ func TestRedisUnavailable(t *testing.T) {
 		t.Fatalf("get during the outage: %v", err)
 	}
 	slot, _ := m.Reserve("")
-	if err := m.Create(ctx, &tasks.Task{ID: tasks.NewID(), Era: tasks.Modern, Tool: "x"}, slot, nil); !errors.Is(err, ErrUnavailable) {
+	if err := m.Create(ctx, &tasks.Task{ID: tasks.NewID(), Era: contract.Modern, Tool: "x"}, slot, nil); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("create during the outage: %v", err)
 	}
 	if all, _ := m.Running(""); all != 0 {

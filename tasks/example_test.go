@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
@@ -26,7 +27,7 @@ func ExampleManager() {
 	work, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	_ = work // the work would run under this context; tasks/cancel ends it
-	if err := m.Create(ctx, &tasks.Task{ID: id, Owner: "alice", Tool: "report", Era: tasks.Modern}, slot, cancel); err != nil {
+	if err := m.Create(ctx, &tasks.Task{ID: id, Owner: "alice", Tool: "report", Era: contract.Modern}, slot, cancel); err != nil {
 		panic(err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/limiter"
 )
 
@@ -695,7 +696,7 @@ func (m *Manager) Recover(ctx context.Context) error {
 		switch {
 		case t.Expired(now):
 			expired = append(expired, t.ID)
-		case t.Status == Working || (t.Status == InputRequired && t.Era != Modern):
+		case t.Status == Working || (t.Status == InputRequired && t.Era != contract.Modern):
 			stale = append(stale, t.ID)
 		case t.Status == InputRequired:
 			waiting = append(waiting, t)
@@ -849,7 +850,7 @@ func (m *Manager) Close(ctx context.Context, wait time.Duration) error {
 			// With replicas, only the tasks whose guest runs here.
 			err = ErrNotFound
 		}
-		if err == nil && t.Status == Working || err == nil && t.Status == InputRequired && t.Era != Modern {
+		if err == nil && t.Status == Working || err == nil && t.Status == InputRequired && t.Era != contract.Modern {
 			_, _ = m.Update(ctx, id, func(t *Task) error {
 				if err := m.Move(t, Failed, MsgShutdown); err != nil {
 					return err

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // outageStore fails every Update while down is set.
@@ -40,7 +42,7 @@ func TestFinishOrKeepBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tk := &Task{ID: NewID(), Era: Modern, Tool: "tool"}
+		tk := &Task{ID: NewID(), Era: contract.Modern, Tool: "tool"}
 		if err := m.Create(ctx, tk, slot, func(error) {}); err != nil {
 			t.Fatal(err)
 		}

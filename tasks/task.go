@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 // Status is the state of a task.
@@ -51,17 +52,6 @@ func (s Status) CanMove(to Status) bool {
 	return false
 }
 
-// Era is the family of MCP revisions a task was created in; it decides how
-// the task waits for input (a request to the client on the legacy session,
-// or inputRequests answered by tasks/update in the modern era).
-type Era string
-
-// The eras a task may belong to.
-const (
-	Legacy Era = "legacy"
-	Modern Era = "modern"
-)
-
 // InputRequest is a request to the client a modern task waits for: its key
 // (the guest's request id), its method and its raw params.
 type InputRequest struct {
@@ -82,7 +72,7 @@ type Task struct {
 	// tasks; tasks/list of an anonymous legacy client lists its session's.
 	Session string `json:"session,omitempty"`
 	// Era is the era the task was created in.
-	Era Era `json:"era"`
+	Era contract.Era `json:"era"`
 	// Version is the protocol revision of the creating request.
 	Version string `json:"version,omitempty"`
 	// Tool is the name of the tool the task runs.

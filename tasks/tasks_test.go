@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
 )
 
 func TestTransitions(t *testing.T) {
@@ -49,7 +50,7 @@ func create(t *testing.T, m *Manager, owner string, cancel context.CancelCauseFu
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk := &Task{ID: NewID(), Owner: owner, Era: Modern, Tool: "tool"}
+	tk := &Task{ID: NewID(), Owner: owner, Era: contract.Modern, Tool: "tool"}
 	if err := m.Create(context.Background(), tk, slot, cancel); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestManagerList(t *testing.T) {
 		if i%2 == 1 {
 			sess = "s2"
 		}
-		tk := &Task{ID: fmt.Sprintf("t%d", i), Era: Legacy, Session: sess, Tool: "x", CreatedAt: time.Now().Add(time.Duration(i) * time.Millisecond)}
+		tk := &Task{ID: fmt.Sprintf("t%d", i), Era: contract.Legacy, Session: sess, Tool: "x", CreatedAt: time.Now().Add(time.Duration(i) * time.Millisecond)}
 		if err := m.Create(ctx, tk, slot, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
 )
 
 // NewTask is a working modern task of owner created at at.
 func NewTask(id, owner string, at time.Time) *tasks.Task {
-	return &tasks.Task{ID: id, Owner: owner, Era: tasks.Modern, Tool: "tool", Status: tasks.Working, CreatedAt: at, UpdatedAt: at,
+	return &tasks.Task{ID: id, Owner: owner, Era: contract.Modern, Tool: "tool", Status: tasks.Working, CreatedAt: at, UpdatedAt: at,
 		TTL: time.Hour, Params: []byte(`{"name":"tool"}`)}
 }
 
@@ -41,7 +42,7 @@ func Create(t *testing.T, m *tasks.Manager, owner string, cancel context.CancelC
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk := &tasks.Task{ID: tasks.NewID(), Owner: owner, Era: tasks.Modern, Tool: "tool"}
+	tk := &tasks.Task{ID: tasks.NewID(), Owner: owner, Era: contract.Modern, Tool: "tool"}
 	if err := m.Create(context.Background(), tk, slot, cancel); err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +53,11 @@ func Create(t *testing.T, m *tasks.Manager, owner string, cancel context.CancelC
 // create, get (a copy), update (atomic, fn's error aborts, identity
 // kept), delete, list in creation order by pages, scan.
 func StoreContract(t *testing.T, open func(t *testing.T) tasks.Store) {
-	t.Run("contract", func(t *testing.T) { contract(t, open(t)) })
+	t.Run("contract", func(t *testing.T) { storeContract(t, open(t)) })
 	t.Run("update-atomic", func(t *testing.T) { updateAtomic(t, open(t)) })
 }
 
-func contract(t *testing.T, s tasks.Store) {
+func storeContract(t *testing.T, s tasks.Store) {
 	ctx := context.Background()
 	base := time.Unix(1_800_000_000, 0).UTC()
 	for i := 0; i < 7; i++ {
@@ -173,7 +174,7 @@ func BenchStore(b *testing.B, s tasks.Store) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tk := &tasks.Task{ID: tasks.NewID(), Owner: "alice", Era: tasks.Modern, Tool: "tool", Params: []byte(`{"name":"tool","arguments":{}}`)}
+		tk := &tasks.Task{ID: tasks.NewID(), Owner: "alice", Era: contract.Modern, Tool: "tool", Params: []byte(`{"name":"tool","arguments":{}}`)}
 		if err := m.Create(ctx, tk, slot, nil); err != nil {
 			b.Fatal(err)
 		}
