@@ -308,3 +308,20 @@ func TestAnnouncementsReachOtherReplicas(t *testing.T) {
 		t.Fatal("the other replica's listener heard nothing")
 	}
 }
+
+// A task acknowledged just before Redis stopped, whose guest finishes
+// during the outage, is not lost: its outcome is kept on its replica and
+// written when Redis is back, and the other replica reads the result (it
+// stayed working on every replica until its TTL before).
+func TestTaskFinishedDuringRedisOutage(t *testing.T) {
+	srv, rs := cluster(t, 2)
+	a, b := rs[0], rs[1]
+	id := startTask(t, a.url(), "slow_compute", `{"seconds":2,"label":"outage"}`)
+	srv.Kill()
+	waitLog(t, a, "recording a task's", 20*time.Second) // the guest ended during the outage
+	srv.Restart()
+	got, _ := waitStatus(t, b.url(), id, "completed", 20*time.Second)
+	if !strings.Contains(fmt.Sprint(got["result"]), `Computed "outage"`) {
+		t.Fatalf("after the outage: %v", got)
+	}
+}
