@@ -13,13 +13,41 @@ import (
 // this prefix never reaches a guest.
 const HostMetaPrefix = "wasmcp/"
 
-// mayHoldHostKey reports whether b could hold a key with HostMetaPrefix:
-// its bytes spelled out, or spelled with a JSON escape (a "\u0077asmcp/…"
-// or "wasmcp\/…" decodes to the same key). It is the fast path: params
-// without either are handed on untouched, with no decoding.
+// mayHoldHostKey reports whether b could hold a key with HostMetaPrefix
+// as some guest's JSON decoder reads it: its bytes spelled in any ASCII
+// case (Go's encoding/json matches a struct tag "_meta" or
+// "wasmcp/principal" case-insensitively, and folds "ſ" to "s"), or spelled
+// with a JSON escape (a "\u0077asmcp/…" or "wasmcp\/…" decodes to the same
+// key). It is the fast path: params with none of them ("mcp" in any case,
+// "\u") are handed on untouched, with no decoding.
 func mayHoldHostKey(b []byte) bool {
-	return bytes.Contains(b, []byte("wasmcp")) || bytes.Contains(b, []byte(`\u`))
+	for i := 0; i+2 < len(b); i++ {
+		if b[i]|0x20 == 'm' && b[i+1]|0x20 == 'c' && b[i+2]|0x20 == 'p' {
+			return true
+		}
+		if b[i] == '\\' && b[i+1] == 'u' {
+			return true
+		}
+	}
+	return false
 }
+
+// hasHostPrefix reports whether k begins with HostMetaPrefix as a
+// case-folding decoder would read it ("WASMCP/…", "waſmcp/…").
+func hasHostPrefix(k string) bool {
+	n := 0
+	for i := range k {
+		if n == len(HostMetaPrefix) {
+			return strings.EqualFold(k[:i], HostMetaPrefix)
+		}
+		n++
+	}
+	return n == len(HostMetaPrefix) && strings.EqualFold(k, HostMetaPrefix)
+}
+
+// isMetaKey reports whether a top-level params key is _meta as a
+// case-folding decoder would read it ("_META", "_Meta").
+func isMetaKey(k string) bool { return len(k) == len("_meta") && strings.EqualFold(k, "_meta") }
 
 // hostMeta returns params as the host hands them to a guest: every
 // _meta key with HostMetaPrefix the client sent removed, except keep (a
@@ -54,9 +82,39 @@ func hostMeta(params []byte, keep, key string, value []byte) ([]byte, error) {
 		} else if key != "" {
 			changed = true // a non-object _meta gives way to the host's
 		}
+		// Two "_meta" keys (one of them perhaps escaped): the map kept
+		// the last, a first-wins decoder in the guest would read the
+		// other. Re-encoding leaves one.
+		if bytes.Contains(params, []byte(`\u`)) || bytes.Count(params, []byte(`"_meta"`)) > 1 {
+			changed = true
+		}
+	}
+	// "_META", "_Meta" …: one _meta to a case-insensitive decoder. Their
+	// keys (less the host's) join _meta, and the variants go.
+	for k, raw := range top {
+		if k == "_meta" || !isMetaKey(k) {
+			continue
+		}
+		delete(top, k)
+		changed = true
+		var m map[string]json.RawMessage
+		if !isObject(raw) || sonic.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		for mk, mv := range m {
+			if hasHostPrefix(mk) {
+				continue
+			}
+			if meta == nil {
+				meta = map[string]json.RawMessage{}
+			}
+			if _, ok := meta[mk]; !ok {
+				meta[mk] = mv
+			}
+		}
 	}
 	for k := range meta {
-		if strings.HasPrefix(k, HostMetaPrefix) && k != keep {
+		if hasHostPrefix(k) && k != keep {
 			delete(meta, k)
 			changed = true
 		}
