@@ -230,6 +230,12 @@ func (d *dpop) bind(p *Principal, v *verified) error {
 		return &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: true,
 			Description: "the access token is not DPoP-bound (no cnf.jkt) but was sent as Authorization: DPoP"}
 	}
+	if p.otherCnf {
+		// Bound to a DPoP key and to something else (an mTLS certificate,
+		// a jwk): a proof of the key alone does not satisfy the binding.
+		return &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: true,
+			Description: "the access token is also bound to a confirmation method this server cannot check (cnf other than jkt)"}
+	}
 	if subtle.ConstantTimeCompare([]byte(p.jkt), []byte(v.jkt)) != 1 {
 		return proofError("the DPoP proof's key is not the key the token is bound to (cnf.jkt)", nil)
 	}
