@@ -125,23 +125,24 @@ func DefaultCacheDir() string {
 // Engine owns the wazero runtimes and the compilation cache. It is safe for
 // concurrent use. Modules loaded by an Engine are valid until it is closed.
 type Engine struct {
-	cfg      Config
-	log      *slog.Logger
-	cache    wazero.CompilationCache
-	descs    *descCache
-	snaps    *snapCache
-	guard    *codeGuard // seals the compiled code on disk (cacheseal.go); nil without one
-	dir      string     // the on-disk cache, "" for none
-	mem      *memBudget
-	idle     idleReturn // returns memory to the OS when calls stop (idle.go)
-	code     *codeBudget
-	pool     compilePool  // compilations
-	snapPool compilePool  // snapshot start-up runs, apart so that a slow start-up holds no compilation slot
-	built    atomic.Int64 // compilations done (Engine.build)
-	compiles atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
-	active   atomic.Int64 // compilations running
-	ipool    compilePool  // the interpreter tier's compilations (tier.go), apart so that they never wait behind the compiler's
-	upgrades atomic.Int64 // interpreted modules whose compiled tier took over
+	cfg          Config
+	log          *slog.Logger
+	cache        wazero.CompilationCache
+	descs        *descCache
+	snaps        *snapCache
+	guard        *codeGuard // seals the compiled code on disk (cacheseal.go); nil without one
+	dir          string     // the on-disk cache, "" for none
+	mem          *memBudget
+	idle         idleReturn // returns memory to the OS when calls stop (idle.go)
+	code         *codeBudget
+	pool         compilePool  // compilations
+	snapPool     compilePool  // snapshot start-up runs, apart so that a slow start-up holds no compilation slot
+	built        atomic.Int64 // compilations done (Engine.build)
+	compiles     atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
+	active       atomic.Int64 // compilations running
+	ipool        compilePool  // the interpreter tier's compilations (tier.go), apart so that they never wait behind the compiler's
+	upgrades     atomic.Int64 // interpreted modules whose compiled tier took over
+	interpBuilds busyCount    // the interpreter tier's builds under way; the compiler's background builds wait for none (tier.go)
 	// beforeBuild, if set (tests), runs before each build of a module's
 	// code for a tier, in the build's goroutine; an error fails the build.
 	beforeBuild func(module string, t tier) error

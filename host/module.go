@@ -319,6 +319,10 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 		snap      snapshot
 		id        string
 	}
+	if t == tierInterp {
+		e.interpBuilds.enter()
+		defer e.interpBuilds.leave()
+	}
 	validated := m.slot.validatedID()
 	ch := make(chan result, 1)
 	e.active.Add(1)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -141,6 +142,10 @@ func (m *Module) upgrade(wasm []byte) {
 	s.upgrading = true
 	s.mu.Unlock()
 	go func() {
+		// The interpreter's builds go first: a module being listed or
+		// called for the first time waits for no background compilation
+		// of the CPU it needs.
+		e.interpBuilds.wait()
 		start := time.Now()
 		c, err := e.build(context.Background(), m, wasm, tierCompiled)
 		s.mu.Lock()
@@ -187,4 +192,39 @@ func (m *Module) Tier() string {
 		return ""
 	}
 	return m.slot.c.tier.String()
+}
+
+// busyCount counts work under way and lets others wait until there is
+// none (the zero value: none).
+type busyCount struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0
+}
+
+func (b *busyCount) enter() {
+	b.mu.Lock()
+	if b.n == 0 {
+		b.idle = make(chan struct{})
+	}
+	b.n++
+	b.mu.Unlock()
+}
+
+func (b *busyCount) leave() {
+	b.mu.Lock()
+	if b.n--; b.n == 0 {
+		close(b.idle)
+	}
+	b.mu.Unlock()
+}
+
+// wait returns once nothing is under way.
+func (b *busyCount) wait() {
+	b.mu.Lock()
+	n, idle := b.n, b.idle
+	b.mu.Unlock()
+	if n > 0 {
+		<-idle
+	}
 }

@@ -9,6 +9,8 @@
 //     p50/p99/max call latency (first calls after an eviction included),
 //     the evictions, and the server's peak resident memory;
 //   - tools/list with NC tools (one per C module): its time;
+//   - with -nfirst N: new Go reactors' first calls, with and without the
+//     interpreter tier (first.go);
 //   - with -nrr N: N distinct Go modules called round-robin under the code
 //     budget (default: the server's, 512 MiB), the compilation cache
 //     primed once beforehand: p50/p99/max call latency, the evictions, the
@@ -28,6 +30,7 @@
 //
 //	cd bench && go run ./manymodules [-ngo 200] [-nc 1000] [-ncold 20] [-budget 96MiB]
 //	cd bench && go run ./manymodules -ngo 0 -nc 0 -ncold 0 -nrr 200 -rounds 2
+//	cd bench && go run ./manymodules -ngo 0 -nc 0 -ncold 0 -nfirst 100 [-firstoff]
 package main
 
 import (
@@ -87,6 +90,9 @@ func main() {
 
 	if *ncold > 0 {
 		cold(bin, work, goBase, goWasm)
+	}
+	if *nfirst > 0 {
+		firstCalls(bin, work, buildReactor(root, work))
 	}
 	if *nrr > 0 {
 		manyRR(bin, work, goBase, goWasm)
@@ -242,17 +248,7 @@ type client struct {
 // server's CPU time by then is in client.cpu.
 func startAndList(bin, dir, cache string, n int, extra []string) (time.Duration, *client) {
 	start := time.Now()
-	c := &client{stderr: &bytes.Buffer{}}
-	c.cmd = exec.Command(bin, append([]string{"serve", "--stdio", "--tools", dir, "--cache-dir", cache, "--watch=false"}, extra...)...)
-	c.cmd.Stderr = c.stderr
-	var err error
-	c.in, err = c.cmd.StdinPipe()
-	must(err)
-	out, err := c.cmd.StdoutPipe()
-	must(err)
-	c.out = bufio.NewReaderSize(out, 1<<20)
-	must(c.cmd.Start())
-	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	c := startServer(bin, dir, cache, append([]string{"--watch=false"}, extra...)...)
 	for {
 		if got, _ := c.listAll(); got == n {
 			break
@@ -264,6 +260,23 @@ func startAndList(bin, dir, cache string, n int, extra []string) (time.Duration,
 	d := time.Since(start)
 	c.cpu = c.cpuTime()
 	return d, c
+}
+
+// startServer starts wasmcp serve --stdio on dir and cache with extra
+// flags and initializes a session.
+func startServer(bin, dir, cache string, extra ...string) *client {
+	c := &client{stderr: &bytes.Buffer{}}
+	c.cmd = exec.Command(bin, append([]string{"serve", "--stdio", "--tools", dir, "--cache-dir", cache}, extra...)...)
+	c.cmd.Stderr = c.stderr
+	var err error
+	c.in, err = c.cmd.StdinPipe()
+	must(err)
+	out, err := c.cmd.StdoutPipe()
+	must(err)
+	c.out = bufio.NewReaderSize(out, 1<<20)
+	must(c.cmd.Start())
+	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	return c
 }
 
 // cpuTime is the server's user and system CPU time so far (Linux; 0
