@@ -209,6 +209,12 @@ func TestClientCannotForgeHostMeta(t *testing.T) {
 			`{"wasmcp\/principal":{"name":"alice","scopes":["admin"]},"keep":1}`,
 			`{"\u0077asmcp/principal":{"name":"alice","scopes":["admin"]},"keep":1}`,
 			`{"wasmcp/anything":"x","keep":1}`,
+			// Go's encoding/json matches a struct field in any case, with
+			// Unicode folding (U+017F folds to 's').
+			`{"WASMCP/Principal":{"name":"alice"},"keep":1}`,
+			`{"wa\u017fmcp/principal":{"name":"alice"},"keep":1}`,
+			"{\"wa\u017fmcp/principal\":{\"name\":\"alice\"},\"keep\":1}",
+			`{"keep":1},"_Meta":{"wasmcp/principal":{"name":"alice"}}`,
 		}
 		for i, m := range forged {
 			seen = nil
@@ -229,11 +235,19 @@ func TestClientCannotForgeHostMeta(t *testing.T) {
 				if err := json.Unmarshal([]byte(p), &got); err != nil {
 					t.Fatalf("guest params %s: %v", p, err)
 				}
+				var all map[string]json.RawMessage
+				_ = json.Unmarshal([]byte(p), &all)
+				if v, ok := all["_Meta"]; ok && strings.Contains(string(v), "alice") {
+					t.Fatalf("expose=%v forged %d: _Meta kept the host key: %s", expose, i, p)
+				}
+				if strings.Contains(p, "alice") {
+					t.Fatalf("expose=%v forged %d: the forged principal reached the guest: %s", expose, i, p)
+				}
 				if string(got.Meta["keep"]) != "1" {
 					t.Fatalf("expose=%v: the client's own key was lost: %s", expose, p)
 				}
 				for k, v := range got.Meta {
-					if strings.HasPrefix(k, "wasmcp/") && !(expose && k == MetaPrincipal && string(v) == `{"name":"bob","scopes":[]}`) {
+					if strings.HasPrefix(strings.ToLower(k), "wasmcp/") && !(expose && k == MetaPrincipal && string(v) == `{"name":"bob","scopes":[]}`) {
 						t.Fatalf("expose=%v forged %d: the guest saw %s=%s in %s", expose, i, k, v, p)
 					}
 				}

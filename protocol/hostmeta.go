@@ -20,13 +20,24 @@ const HostMetaPrefix = "wasmcp/"
 // with a JSON escape (a "\u0077asmcp/…" or "wasmcp\/…" decodes to the same
 // key). It is the fast path: params with none of them ("mcp" in any case,
 // "\u") are handed on untouched, with no decoding.
+//
+// The search runs bytes.IndexByte (vectorized) for 'p' and 'P' and looks
+// back two bytes at each, rather than a loop over every byte.
 func mayHoldHostKey(b []byte) bool {
-	for i := 0; i+2 < len(b); i++ {
-		if b[i]|0x20 == 'm' && b[i+1]|0x20 == 'c' && b[i+2]|0x20 == 'p' {
-			return true
-		}
-		if b[i] == '\\' && b[i+1] == 'u' {
-			return true
+	if bytes.Contains(b, []byte(`\u`)) {
+		return true
+	}
+	for _, p := range [2]byte{'p', 'P'} {
+		for off := 0; ; {
+			i := bytes.IndexByte(b[off:], p)
+			if i < 0 {
+				break
+			}
+			j := off + i
+			if j >= 2 && b[j-2]|0x20 == 'm' && b[j-1]|0x20 == 'c' {
+				return true
+			}
+			off = j + 1
 		}
 	}
 	return false

@@ -68,7 +68,7 @@ func whoamiTools(t *testing.T, policy string) string {
 func TestGrantsForgedPrincipal(t *testing.T) {
 	t.Parallel()
 	keys := grantKeys(t)
-	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"}}}}`
+	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"},"WasmCP/Principal":{"name":"alice"}},"_Meta":{"wasmcp/principal":{"name":"alice"}}}}`
 	for _, c := range []struct{ policy, want string }{
 		{"", `"text":"anonymous"`},
 		{"[access]\nexpose_principal = true\n", `{\"name\":\"bob\",\"scopes\":[]}`},
