@@ -6,12 +6,13 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
 )
 
 // secretForms returns the strings a response may repeat a secret header
@@ -19,7 +20,8 @@ import (
 // the scheme, "Bearer " or "Basic " …); for Basic, the decoded user:password
 // and the password; and each of those URL-encoded (query and path
 // escaping, upper- and lower-case hex), base64-encoded (standard and URL
-// alphabets, padded and raw) and JSON-escaped. Redacting them is best
+// alphabets, padded and raw), JSON-escaped as common encoders write it
+// (jsonForms) and HTML-escaped (htmlForms). Redacting them is best
 // effort: a server that transforms the value any other way (hashes it,
 // splits it, encodes it inside a longer string) defeats it.
 func secretForms(v string) []string {
@@ -55,21 +57,71 @@ func secretForms(v string) []string {
 		add(base64.RawStdEncoding.EncodeToString(b))
 		add(base64.URLEncoding.EncodeToString(b))
 		add(base64.RawURLEncoding.EncodeToString(b))
-		if j, err := json.Marshal(f); err == nil {
-			js := string(j[1 : len(j)-1])
+		for _, js := range jsonForms(f) {
 			add(js)
-			add(strings.ReplaceAll(js, "/", `\/`))
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(f) == nil {
-			js := strings.TrimSuffix(buf.String(), "\n")
-			add(js[1 : len(js)-1])
+		for _, h := range htmlForms(f) {
+			add(h)
 		}
 	}
 	slices.SortStableFunc(forms, func(a, b string) int { return len(b) - len(a) })
 	return forms
+}
+
+// jsonForms returns f as the JSON string encoders of common servers
+// write it (without the quotes): '"' and '\\' escaped, and then every
+// choice of escaping "/" as "\\/" (PHP), < > & (Go, PHP's JSON_HEX_*) or
+// + < > & ' (.NET), non-ASCII characters (Python's ensure_ascii), with
+// lower- or upper-case hex.
+func jsonForms(f string) []string {
+	var out []string
+	for _, extra := range []string{"", "<>&", "+<>&'"} {
+		for _, slash := range []bool{false, true} {
+			for _, ascii := range []bool{false, true} {
+				for _, hex := range []string{`\u%04x`, `\u%04X`} {
+					var b strings.Builder
+					for _, r := range f {
+						switch {
+						case r == '"' || r == '\\':
+							b.WriteByte('\\')
+							b.WriteRune(r)
+						case r == '/' && slash:
+							b.WriteString(`\/`)
+						case r < 0x20 || strings.ContainsRune(extra, r) || ascii && r > 0x7e && r < 0x10000:
+							fmt.Fprintf(&b, hex, r)
+						case ascii && r >= 0x10000:
+							r1, r2 := utf16.EncodeRune(r)
+							fmt.Fprintf(&b, hex+hex, r1, r2)
+						default:
+							b.WriteRune(r)
+						}
+					}
+					if s := b.String(); !slices.Contains(out, s) {
+						out = append(out, s)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// htmlForms returns f HTML-escaped as common escapers write it: & < >
+// always, the quotes as numeric or named references or left alone.
+func htmlForms(f string) []string {
+	if !strings.ContainsAny(f, `&<>"'`) {
+		return nil
+	}
+	var out []string
+	for _, quot := range []string{"&#34;", "&quot;", "&#x22;", `"`} {
+		for _, apos := range []string{"&#39;", "&#x27;", "&apos;", "'"} {
+			s := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, quot, "'", apos).Replace(f)
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // lowerHex lower-cases the hex digits of every %XX escape in s.
