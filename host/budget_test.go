@@ -343,7 +343,7 @@ func TestDescribeWaitsForTheBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waits = append(waits, sleepers(t, e, m, "", n, 4000))
+		waits = append(waits, sleepers(t, e, m, "", n, 8000))
 	}
 	if left := e.mem.total - e.mem.usage(); left >= e.mem.usage()/5 {
 		t.Fatalf("the sleepers leave %d MiB, room for one more call: the test proves nothing", left>>20)
