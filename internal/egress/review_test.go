@@ -1,11 +1,18 @@
 package egress
 
 import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -60,4 +67,102 @@ func TestSecretEchoOtherEncoders(t *testing.T) {
 	undo := strings.NewReplacer(`\/`, "/", `\u002B`, "+", `\u003C`, "<", `\u003E`, ">", `\u0026`, "&", `\u0027`, "'",
 		"&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`, "&#x27;", "'", "&#39;", "'", "&#34;", `"`)
 	wantNoSecret(t, "undone", undo.Replace(r.Body))
+}
+
+// TestSecretRedirectOtherOrigins (outside review): with follow_redirects,
+// a secret-bearing request redirected to the same host on another port,
+// to another scheme, or to another name of the same address is not
+// followed — the other listener is never asked — while the same origin
+// spelled differently (upper-case scheme, a default-port-free spelling)
+// still is.
+func TestSecretRedirectOtherOrigins(t *testing.T) {
+	var otherHits atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		io.WriteString(w, "other "+r.Header.Get("Authorization"))
+	}))
+	defer other.Close()
+	var to string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/go" {
+			w.Header().Set("Location", to)
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return
+		}
+		io.WriteString(w, "landed")
+	}))
+	defer srv.Close()
+	su, _ := url.Parse(srv.URL)
+	ou, _ := url.Parse(other.URL)
+	e := newEnv(t)
+	for _, loc := range []string{
+		"http://127.0.0.1:" + ou.Port() + "/x",
+		"https://127.0.0.1:" + su.Port() + "/x",
+		"http://localhost:" + su.Port() + "/x",
+		"//127.0.0.1:" + ou.Port() + "/x",
+		"http://127.0.0.1:" + su.Port() + "@127.0.0.1:" + ou.Port() + "/x",
+		"http://127.0.0.1:0" + su.Port() + "/x",
+		"http://127.0.0.1:" + su.Port() + "\\@127.0.0.1:" + ou.Port() + "/x",
+	} {
+		to = loc
+		s := e.session(&Policy{Allow: []Rule{secretRule(srv.URL, true), loopRule(other.URL), {Scheme: "https", Host: "127.0.0.1", Port: mustPort(su.Port()), Methods: []string{"GET"}}}})
+		r, err := do(s, abi.HTTPRequest{URL: srv.URL + "/go"})
+		if err == nil {
+			t.Errorf("redirect to %s followed: %+v", loc, r)
+			continue
+		}
+		wantNoSecret(t, loc, err.Msg)
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Fatalf("the other listener was asked %d times", n)
+	}
+	for _, loc := range []string{"HTTP://127.0.0.1:" + su.Port() + "/land", "/land", "http://127.0.0.1:" + su.Port() + "/./land"} {
+		to = loc
+		s := e.session(&Policy{Allow: []Rule{secretRule(srv.URL, true)}})
+		if r, err := do(s, abi.HTTPRequest{URL: srv.URL + "/go"}); err != nil || r.Body != "landed" {
+			t.Errorf("same-origin redirect to %s: %+v %v", loc, r, err)
+		}
+	}
+}
+
+func mustPort(p string) int {
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// TestSecretStackedCodingsAndCookies (outside review): the echo gzip
+// inside deflate (Content-Encoding: deflate, gzip), and the token in a
+// Set-Cookie, are decoded and redacted.
+func TestSecretStackedCodingsAndCookies(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		_, tok, _ := strings.Cut(auth, " ")
+		http.SetCookie(w, &http.Cookie{Name: "t", Value: url.QueryEscape(tok)})
+		w.Header().Add("Set-Cookie", "raw="+tok)
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		io.WriteString(zw, "auth="+auth+"\n")
+		zw.Close()
+		var g bytes.Buffer
+		gw := gzip.NewWriter(&g)
+		gw.Write(z.Bytes())
+		gw.Close()
+		w.Header().Set("Content-Encoding", "deflate, gzip")
+		w.Write(g.Bytes())
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	s := e.session(&Policy{Allow: []Rule{secretRule(srv.URL, false)}})
+	r, err := do(s, abi.HTTPRequest{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := guestView(t, r)
+	wantNoSecret(t, "stacked", view)
+	if r.Body != "auth="+Redacted+"\n" {
+		t.Errorf("body %q", r.Body)
+	}
 }
