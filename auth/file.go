@@ -1,11 +1,14 @@
 package auth
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -48,7 +51,7 @@ func newReloading[T any](path string, interval time.Duration, log *slog.Logger, 
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	b, err := os.ReadFile(path)
+	b, err := readCredentials(path)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
@@ -79,7 +82,7 @@ func (f *reloading[T]) get() (T, error) {
 	if f.err == nil && os.SameFile(info, f.info) && info.Size() == f.info.Size() && info.ModTime().Equal(f.info.ModTime()) {
 		return f.cur, nil
 	}
-	b, err := os.ReadFile(f.path)
+	b, err := readCredentials(f.path)
 	if err != nil {
 		return f.fail("auth: cannot read the credentials file; refusing every credential until it can be read", err)
 	}
@@ -111,4 +114,42 @@ func (f *reloading[T]) fail(msg string, err error) (T, error) {
 	f.log.Error(msg, "file", f.path, "err", err)
 	f.err = &Error{Status: errFileUnusable.Status, Description: errFileUnusable.Description, cause: fmt.Errorf("%s: %w", f.path, err)}
 	return zero, f.err
+}
+
+// maxCredentialsFileBytes bounds a credentials file.
+const maxCredentialsFileBytes = 64 << 20
+
+// errNotRegular is a credentials path that names something other than a
+// regular file (a directory, a FIFO, a device), through links or not.
+var errNotRegular = errors.New("not a regular file")
+
+// readCredentials reads a credentials file: opened without blocking (a
+// FIFO put in its place must not hold the request that looks, and every
+// request behind it), refused unless it is a regular file, and at most
+// maxCredentialsFileBytes (a link to an endless device must not be read
+// without end).
+func readCredentials(path string) ([]byte, error) {
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w (%s)", path, errNotRegular, info.Mode().Type())
+	}
+	if info.Size() > maxCredentialsFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxCredentialsFileBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, maxCredentialsFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxCredentialsFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxCredentialsFileBytes)
+	}
+	return b, nil
 }
