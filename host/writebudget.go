@@ -68,7 +68,10 @@ type writeBudget struct {
 	limit int64
 	mount string // the guest path, for messages
 	used  atomic.Int64
-	hit   atomic.Bool
+	// entries counts the files, directories and links the run created
+	// (create).
+	entries atomic.Int64
+	hit     atomic.Bool
 }
 
 // take charges n bytes, or reports that they do not fit.
@@ -108,9 +111,13 @@ type budgetFS struct {
 	b *writeBudget
 }
 
-// OpenFile implements experimentalsys.FS. Opening with O_TRUNC frees
-// nothing of the budget: it counts what is written, not what is kept.
+// OpenFile implements experimentalsys.FS. Creating a file is an entry
+// (create). Opening with O_TRUNC frees nothing of the budget: it counts
+// what is written, not what is kept.
 func (f *budgetFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_CREAT != 0 && !f.create(p, 0) {
+		return nil, errNoSpace
+	}
 	file, errno := f.FS.OpenFile(p, flag, perm)
 	if errno != 0 {
 		return nil, errno
@@ -162,4 +169,50 @@ func (f *budgetFile) Truncate(size int64) experimentalsys.Errno {
 		return errno
 	}
 	return 0
+}
+
+// entryCost is what one new file, directory or link counts against the
+// budget (a block and an inode on most file systems): a run may create
+// at most limit/entryCost entries in a mount, so that a guest cannot fill
+// the disk, or its inodes, with entries that hold no bytes. Entries are
+// counted apart from the bytes, which stay exact.
+const entryCost = 4096
+
+// create charges the creation of an entry at p, when there is none yet;
+// extra bytes (a link's target) count as written.
+func (f *budgetFS) create(p string, extra int64) bool {
+	if _, errno := f.FS.Lstat(p); errno != experimentalsys.ENOENT {
+		return true // there already, or the call below fails as it will
+	}
+	if f.b.entries.Add(1) > max(f.b.limit/entryCost, 1) {
+		f.b.entries.Add(-1)
+		f.b.hit.Store(true)
+		return false
+	}
+	return f.b.take(extra)
+}
+
+// Mkdir implements experimentalsys.FS: a new directory is an entry.
+func (f *budgetFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	if !f.create(p, 0) {
+		return errNoSpace
+	}
+	return f.FS.Mkdir(p, perm)
+}
+
+// Symlink implements experimentalsys.FS: a new link is an entry, and its
+// target's length is written.
+func (f *budgetFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
+	if !f.create(linkName, int64(len(oldPath))) {
+		return errNoSpace
+	}
+	return f.FS.Symlink(oldPath, linkName)
+}
+
+// Link implements experimentalsys.FS: a new name is an entry.
+func (f *budgetFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	if !f.create(newPath, 0) {
+		return errNoSpace
+	}
+	return f.FS.Link(oldPath, newPath)
 }

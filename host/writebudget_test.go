@@ -133,3 +133,30 @@ func TestWriteBudgetSnapshotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteBudgetCountsEntries (outside review): a guest that creates
+// empty files, directories or links — no byte written — still fills a
+// disk (blocks, inodes). A run may create one entry per 4 KiB of the
+// mount's budget: 256 for 1 MiB. Before, every one of 2000 was made.
+func TestWriteBudgetCountsEntries(t *testing.T) {
+	for _, kind := range []string{"file", "dir", "symlink"} {
+		dir := t.TempDir()
+		m := loadWriter(t, Mount{HostPath: dir, GuestPath: "/data", MaxWriteBytes: 1 << 20})
+		got, err := callTool(t, m, nil, "create", `{"dir":"/data","n":2000,"kind":"`+kind+`"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 256 || !strings.HasPrefix(got, "created ") || got == "created 2000" {
+			t.Fatalf("%s: %q, %d entries on disk against a 1 MiB budget", kind, got, len(ents))
+		}
+	}
+	// Opening an existing file to write it again creates nothing.
+	dir := t.TempDir()
+	m := loadWriter(t, Mount{HostPath: dir, GuestPath: "/data", MaxWriteBytes: 64 << 10})
+	for i := 0; i < 40; i++ {
+		if got, err := callTool(t, m, nil, "write", `{"path":"/data/out","n":1000}`); err != nil || got != "wrote 1000" {
+			t.Fatalf("rewrite %d: %q %v", i, got, err)
+		}
+	}
+}

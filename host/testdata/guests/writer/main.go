@@ -53,5 +53,43 @@ func newServer() *guest.Server {
 			}
 			return fmt.Sprintf("wrote %d", done), nil
 		})
+	addCreate(s)
 	return s
 }
+
+type createIn struct {
+	Dir  string `json:"dir"`
+	N    int    `json:"n"`              // entries to create
+	Kind string `json:"kind,omitempty"` // "file" (default), "dir" or "symlink"
+}
+
+func init() {
+	addCreate = func(s *guest.Server) {
+		guest.AddTool(s, guest.Tool{Name: "create", Description: "Creates n empty entries in dir; reports how many it created."},
+			func(c *guest.Context, in createIn) (string, error) {
+				for i := 0; i < in.N; i++ {
+					p := fmt.Sprintf("%s/e%d", in.Dir, i)
+					var err error
+					switch in.Kind {
+					case "dir":
+						err = os.Mkdir(p, 0o755)
+					case "symlink":
+						err = os.Symlink("target", p)
+					default:
+						var f *os.File
+						if f, err = os.Create(p); err == nil {
+							f.Close()
+						}
+					}
+					if err != nil {
+						return fmt.Sprintf("created %d then %v", i, err), nil
+					}
+				}
+				return fmt.Sprintf("created %d", in.N), nil
+			})
+	}
+}
+
+// addCreate adds the create tool (set by init, so newServer stays one
+// function).
+var addCreate func(*guest.Server)
