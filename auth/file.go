@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,9 @@ import (
 )
 
 // reloading holds what was parsed from a file and parses it again when the
-// file changes (its size, modification time or identity: an editor's or a
-// deployment's rename counts). The file is looked at, at most once per
+// file's contents change (compared by SHA-256, so a rewrite in place that
+// keeps the size and puts the mtime back counts, as an editor's or a
+// deployment's rename does). The file is looked at, at most once per
 // interval, by the request that needs its contents. A file that can no
 // longer be read or no longer parses fails closed: get returns an error,
 // and every credential is refused, until the file is read and parses again
@@ -30,6 +32,7 @@ type reloading[T any] struct {
 	mu      sync.Mutex
 	cur     T
 	info    os.FileInfo
+	sum     [32]byte // SHA-256 of the contents cur was parsed from
 	checked time.Time
 	err     error // why the file cannot be used now; nil when cur is current
 }
@@ -59,7 +62,7 @@ func newReloading[T any](path string, interval time.Duration, log *slog.Logger, 
 	if err != nil {
 		return nil, fmt.Errorf("auth: %s: %w", path, err)
 	}
-	f.cur, f.info, f.checked = v, info, time.Now()
+	f.cur, f.info, f.sum, f.checked = v, info, sha256.Sum256(b), time.Now()
 	return f, nil
 }
 
@@ -79,19 +82,25 @@ func (f *reloading[T]) get() (T, error) {
 	if err != nil {
 		return f.fail("auth: cannot stat the credentials file; refusing every credential until it can be read", err)
 	}
-	if f.err == nil && os.SameFile(info, f.info) && info.Size() == f.info.Size() && info.ModTime().Equal(f.info.ModTime()) {
-		return f.cur, nil
-	}
 	b, err := readCredentials(f.path)
 	if err != nil {
 		return f.fail("auth: cannot read the credentials file; refusing every credential until it can be read", err)
+	}
+	// The contents decide, not the stat: a rewrite in place of the same
+	// size with its mtime put back (cp -p, rsync --inplace -t, a coarse
+	// mtime) is a change too. The file is small and read once per
+	// interval at most.
+	sum := sha256.Sum256(b)
+	if f.err == nil && sum == f.sum {
+		f.info = info
+		return f.cur, nil
 	}
 	v, err := f.parse(b)
 	if err != nil {
 		return f.fail("auth: the credentials file does not parse; refusing every credential until it is fixed", err)
 	}
 	recovered := f.err != nil
-	f.cur, f.info, f.err = v, info, nil
+	f.cur, f.info, f.sum, f.err = v, info, sum, nil
 	if f.onReload != nil {
 		f.onReload()
 	}

@@ -67,3 +67,45 @@ func TestCredentialsFileReplacedBySymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialsFileRewrittenInPlace (outside review): a revocation
+// written into the same file (same inode), the same size (every key hash
+// is as long as the next), with its modification time put back — as
+// `cp -p`, `rsync --inplace -t` or `tar x` do, or on a file system whose
+// mtime is coarse — still takes effect at the next look. Before, the
+// file's stat was unchanged, so it was not read again and the revoked
+// key stayed valid.
+func TestCredentialsFileRewrittenInPlace(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(file, []byte("alice "+hashKey("key-a")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(file)
+	a, err := NewAPIKeys(APIKeysConfig{File: file, Reload: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(reqWith("Authorization", "Bearer key-a")); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteAt([]byte("alice "+hashKey("key-b")+"\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	if err := os.Chtimes(file, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(file); st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || !os.SameFile(st, st2) {
+		t.Fatal("the rewrite changed the stat; the test does not test")
+	}
+	time.Sleep(5 * time.Millisecond)
+	_, err = a.Authenticate(reqWith("Authorization", "Bearer key-a"))
+	wantStatus(t, err, 401, CodeInvalidToken)
+	if _, err := a.Authenticate(reqWith("Authorization", "Bearer key-b")); err != nil {
+		t.Fatalf("the new key: %v", err)
+	}
+}
