@@ -203,8 +203,12 @@ func checkPath(escaped string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("bad escape in path: %v", err)
 		}
-		if dec == "." || dec == ".." {
-			return "", errors.New(`a path must not contain "." or ".." segments`)
+		// A server that reads ";" as the start of path parameters
+		// (Tomcat, Jetty, Spring) takes "..;x" as "..": "/v1/..;/admin"
+		// would reach "/admin", outside the rule's path.
+		base, _, _ := strings.Cut(dec, ";")
+		if base == "." || base == ".." {
+			return "", errors.New(`a path must not contain "." or ".." segments (";" parameters included)`)
 		}
 		if strings.ContainsAny(dec, "/\\") || !validValue(dec) {
 			return "", errors.New("a path segment must not encode '/', '\\' or control characters")

@@ -166,3 +166,25 @@ func TestSecretStackedCodingsAndCookies(t *testing.T) {
 		t.Errorf("body %q", r.Body)
 	}
 }
+
+// TestSecretPathParamTraversal (outside review): a rule bound to a path
+// prefix carries its secret only under that prefix. Servers that read a
+// ";" as the start of path parameters (Tomcat, Jetty, Spring) take
+// "/v1/..;/admin" as "/admin": a guest could send the secret to a path
+// the operator did not bind. Before, "..;" passed the dot-segment check.
+func TestSecretPathParamTraversal(t *testing.T) {
+	e := newEnv(t)
+	r := Rule{Scheme: "http", Host: "127.0.0.1", Port: 8080, PathPrefix: "/v1/", Methods: []string{"GET"},
+		Headers: []SecretHeader{{Name: "Authorization", Value: bearerValue}}}
+	s := e.session(&Policy{Allow: []Rule{r}})
+	for _, p := range []string{"/v1/..;/admin", "/v1/..;x=1/admin", "/v1/.;/x", "/v1/%2e%2e;/admin", "/v1/.%2E;jsessionid=1/admin"} {
+		if _, e := s.check("http://127.0.0.1:8080"+p, "GET"); e == nil || e.Reason != abi.HTTPPolicyRefused {
+			t.Errorf("%s: %v, want policy_refused", p, e)
+		}
+	}
+	for _, p := range []string{"/v1/a;b/c", "/v1/x;..", "/v1/...;/x"} {
+		if _, e := s.check("http://127.0.0.1:8080"+p, "GET"); e != nil {
+			t.Errorf("%s: %v", p, e)
+		}
+	}
+}
