@@ -203,7 +203,13 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	}
 	t := e.firstTier(m)
 	if err == nil {
+		if t == tierInterp {
+			e.interpBuilds.enter()
+		}
 		c, err = e.build(context.Background(), m, wasm, t)
+		if t == tierInterp {
+			e.interpBuilds.leave()
+		}
 		refused = err != nil && isRefusal(err)
 	}
 	s.mu.Lock()

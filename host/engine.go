@@ -142,6 +142,7 @@ type Engine struct {
 	active       atomic.Int64 // compilations running
 	ipool        compilePool  // the interpreter tier's compilations (tier.go), apart so that they never wait behind the compiler's
 	upgrades     atomic.Int64 // interpreted modules whose compiled tier took over
+	bgPool       compilePool  // the compiler tier's background builds (tier.go): half the pool, at least one
 	interpBuilds busyCount    // the interpreter tier's builds under way; the compiler's background builds wait for none (tier.go)
 	// beforeBuild, if set (tests), runs before each build of a module's
 	// code for a tier, in the build's goroutine; an error fails the build.
@@ -173,7 +174,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{},
 		mem:  newMemBudget(cfg.MemoryBudget, cfg.BudgetWait),
 		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations),
-		snapPool: make(compilePool, cfg.Compilations), ipool: make(compilePool, cfg.Compilations)}
+		snapPool: make(compilePool, cfg.Compilations), ipool: make(compilePool, cfg.Compilations),
+		bgPool: make(compilePool, max(1, cfg.Compilations/2))}
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()

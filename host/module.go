@@ -256,6 +256,12 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	}
 	start := time.Now()
 	t := e.firstTier(m)
+	if t == tierInterp {
+		// Background compilations wait until this load (build and
+		// describe) is over.
+		e.interpBuilds.enter()
+		defer e.interpBuilds.leave()
+	}
 	c, err := e.build(ctx, m, wasm, t)
 	if err != nil {
 		return nil, err
@@ -268,6 +274,18 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 		}
 	}()
 	desc, size, err := m.describe(ctx, c)
+	if err != nil && t == tierInterp && IsKind(err, KindLimit) && ctx.Err() == nil {
+		// Too slow on the interpreter (its describe deadline, on a busy
+		// machine): the compiled code decides, as without the tier.
+		e.log.Info("module's describe run too slow on the interpreter; compiling it first", "module", name, "reason", err.Error())
+		_ = c.code.Close(context.Background())
+		if c, err = e.build(ctx, m, wasm, tierCompiled); err != nil {
+			ok = true // nothing left to close
+			return nil, err
+		}
+		t = tierCompiled
+		desc, size, err = m.describe(ctx, c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -318,10 +336,6 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 		err       error
 		snap      snapshot
 		id        string
-	}
-	if t == tierInterp {
-		e.interpBuilds.enter()
-		defer e.interpBuilds.leave()
 	}
 	validated := m.slot.validatedID()
 	ch := make(chan result, 1)

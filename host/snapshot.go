@@ -435,11 +435,14 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 	pages := m.policy.Limits.memoryPages()
 	compile := func(w []byte, validated bool) (wazero.Runtime, wazero.CompiledModule, bool, error) {
 		pool := e.pool
-		if interp {
+		switch {
+		case interp:
 			// The interpreter's compilations do not wait behind the
 			// compiler's (the background compilations of the modules
 			// they serve).
 			pool = e.ipool
+		case ctx.Value(backgroundBuild{}) != nil:
+			pool = e.bgPool
 		}
 		release, err := pool.acquire(wait)
 		if err != nil {

@@ -147,7 +147,7 @@ func (m *Module) upgrade(wasm []byte) {
 		// of the CPU it needs.
 		e.interpBuilds.wait()
 		start := time.Now()
-		c, err := e.build(context.Background(), m, wasm, tierCompiled)
+		c, err := e.build(context.WithValue(context.Background(), backgroundBuild{}, true), m, wasm, tierCompiled)
 		s.mu.Lock()
 		s.upgrading = false
 		if err != nil {
@@ -193,6 +193,11 @@ func (m *Module) Tier() string {
 	}
 	return m.slot.c.tier.String()
 }
+
+// backgroundBuild marks the context of a background build of the compiled
+// tier: it compiles in Engine.bgPool, which leaves half the compilation
+// pool (at least one core of two) to the interpreter's builds and calls.
+type backgroundBuild struct{}
 
 // busyCount counts work under way and lets others wait until there is
 // none (the zero value: none).
