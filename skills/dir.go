@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // LoadDir is LoadDirContext without a context or skills read before.
@@ -78,7 +79,7 @@ func LoadDirContext(ctx context.Context, dir string, prev []*Skill) (loaded []*S
 			loaded = append(loaded, old)
 			return fs.SkipDir
 		}
-		s, err := readSkill(ctx, fsys, dir, p)
+		s, err := readSkill(ctx, root, dir, p)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -98,7 +99,8 @@ func LoadDirContext(ctx context.Context, dir string, prev []*Skill) (loaded []*S
 
 // readSkill reads the files of the skill at directory p of fsys (the
 // skills directory dir), refusing it as soon as it exceeds the limits.
-func readSkill(ctx context.Context, fsys fs.FS, dir, p string) (*Skill, error) {
+func readSkill(ctx context.Context, root *os.Root, dir, p string) (*Skill, error) {
+	fsys := root.FS()
 	if err := CheckPath(p); err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func readSkill(ctx context.Context, fsys fs.FS, dir, p string) (*Skill, error) {
 		if len(files) == MaxFiles {
 			return fmt.Errorf("more than %d files", MaxFiles)
 		}
-		data, err := readFile(fsys, q, MaxBytes-total)
+		data, err := readFile(root, q, MaxBytes-total)
 		if err != nil {
 			return err
 		}
@@ -141,8 +143,12 @@ func readSkill(ctx context.Context, fsys fs.FS, dir, p string) (*Skill, error) {
 // readFile reads the regular file q of fsys from one opened descriptor:
 // what is checked (a regular file with one link, within max bytes) is
 // what is read.
-func readFile(fsys fs.FS, q string, max int64) ([]byte, error) {
-	f, err := fsys.Open(q)
+//
+// It opens without blocking: a FIFO put in a file's place (after the walk
+// saw a regular file, or after the skill was loaded) must not hold the
+// request that serves it, and an OS thread with it, for ever.
+func readFile(root *os.Root, q string, max int64) ([]byte, error) {
+	f, err := root.OpenFile(q, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +186,7 @@ func reopen(dir, q string, size int64) func() ([]byte, error) {
 			return nil, err
 		}
 		defer root.Close()
-		return readFile(root.FS(), q, size)
+		return readFile(root, q, size)
 	}
 }
 
