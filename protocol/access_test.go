@@ -214,7 +214,13 @@ func TestClientCannotForgeHostMeta(t *testing.T) {
 			`{"WASMCP/Principal":{"name":"alice"},"keep":1}`,
 			`{"wa\u017fmcp/principal":{"name":"alice"},"keep":1}`,
 			"{\"wa\u017fmcp/principal\":{\"name\":\"alice\"},\"keep\":1}",
-			`{"keep":1},"_Meta":{"wasmcp/principal":{"name":"alice"}}`,
+		}
+		// A second _meta spelled in another case is refused before any
+		// guest runs: the host and a guest would read different ones.
+		seen = nil
+		resp := handleHint(t, s, sess, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"keep":1},"_Meta":{"wasmcp/principal":{"name":"alice"}}}}`, nil, Hint{Principal: "bob"})
+		if len(seen) != 0 || !strings.Contains(string(resp.Body), "-32602") || !strings.Contains(string(resp.Body), "given twice") {
+			t.Fatalf("expose=%v: _meta and _Meta: %s (the guest ran %d times)", expose, resp.Body, len(seen))
 		}
 		for i, m := range forged {
 			seen = nil

@@ -189,6 +189,10 @@ func modernSend(t *testing.T, srv *Server, hint Hint, stream Stream, method, cap
 		params += "," + extra
 	}
 	params += "}"
+	if strings.Contains(extra, `"_meta":`) {
+		// extra brings its own _meta (two are refused as ambiguous).
+		params = "{" + extra + "}"
+	}
 	msg, _, perr := Decode([]byte(`{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`))
 	if perr != nil {
 		t.Fatalf("decode: %v", perr)

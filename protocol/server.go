@@ -318,6 +318,10 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 		if err := sonic.Unmarshal(msg.Params, &r.p); err != nil {
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
 		}
+		if k := ambiguousKey(msg.Params); k != "" {
+			// The host would read one and a guest perhaps the other.
+			return r.fail(errorf(CodeInvalidParams, "Invalid params: member "+strconv.Quote(k)+" is given twice (names are matched without regard to case)"))
+		}
 	}
 	if s.loadCut.Load() && itemMethods[msg.Method] && !msg.IsNotification() && !s.names(msg) {
 		// What it names may have been among the modules still loading.

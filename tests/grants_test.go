@@ -68,7 +68,10 @@ func whoamiTools(t *testing.T, policy string) string {
 func TestGrantsForgedPrincipal(t *testing.T) {
 	t.Parallel()
 	keys := grantKeys(t)
-	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"},"WasmCP/Principal":{"name":"alice"}},"_Meta":{"wasmcp/principal":{"name":"alice"}}}}`
+	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"},"WasmCP/Principal":{"name":"alice"}}}}`
+	// A second _meta in another case: refused before the guest runs (the
+	// host and a guest would read different ones).
+	twice := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{},"_Meta":{"wasmcp/principal":{"name":"alice"}}}}`
 	for _, c := range []struct{ policy, want string }{
 		{"", `"text":"anonymous"`},
 		{"[access]\nexpose_principal = true\n", `{\"name\":\"bob\",\"scopes\":[]}`},
@@ -78,6 +81,9 @@ func TestGrantsForgedPrincipal(t *testing.T) {
 		got := sseData(call(forged).body)
 		if !strings.Contains(got, c.want) || strings.Contains(got, "alice") {
 			t.Fatalf("policy %q: the guest saw %s, want %s", c.policy, got, c.want)
+		}
+		if got := sseData(call(twice).body); !strings.Contains(got, "-32602") || strings.Contains(got, "alice") {
+			t.Fatalf("policy %q: _meta and _Meta: %s", c.policy, got)
 		}
 	}
 }
