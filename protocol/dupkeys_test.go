@@ -1,9 +1,6 @@
 package protocol
 
-import (
-	"encoding/json"
-	"testing"
-)
+import "testing"
 
 // TestAmbiguousParams (outside review): params naming a member twice as
 // a case-folding decoder reads names — the host's sonic takes the last,
@@ -45,5 +42,4 @@ func TestAmbiguousParams(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { ambiguousKey(p) }); n != 0 {
 		t.Errorf("allocates %v times", n)
 	}
-	_ = json.Valid
 }
