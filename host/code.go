@@ -168,9 +168,10 @@ func (s *codeSlot) release(m *Module, c *compiled) {
 func (s *codeSlot) evict() *compiled {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Interpreted code is not closed: the compiled tier replaces it soon
-	// (and building it again would build the compiled tier again too).
-	if s.c == nil || s.c.refs > 0 || s.closed || s.src == nil || s.c.tier == tierInterp {
+	// Interpreted code may be closed too (it is the larger): a call then
+	// builds it again, unless the compiled tier, still being built in
+	// the background, is ready by then.
+	if s.c == nil || s.c.refs > 0 || s.closed || s.src == nil {
 		return nil
 	}
 	c := s.c
@@ -215,6 +216,11 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	s.mu.Lock()
 	s.flight = nil
 	closed := s.closed
+	if c != nil && s.c != nil {
+		// The compiled tier took over while this (interpreted) code was
+		// built again after the budget closed it: keep the compiled.
+		closed = true
+	}
 	switch {
 	case c != nil && !closed:
 		s.c = c

@@ -302,3 +302,54 @@ func TestInterpreterTierWalls(t *testing.T) {
 		})
 	}
 }
+
+func TestInterpreterTierCodeBudgetClosesIt(t *testing.T) {
+	e, gate := tierEngine(t, Config{Limits: Limits{Timeout: 2 * time.Minute}})
+	forgetCompiled(t, e, Policy{})
+	a, err := e.Open(context.Background(), "a", probeWasm, "", Policy{}, func() ([]byte, error) { return probeWasm, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Listed from its cached description; its first build is for the
+	// interpreter.
+	if err := a.Compile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	size := a.Footprint().Code
+	if a.Tier() != TierInterpreter || size != int64(len(mustPrepare(t)))*(1+interpFactor) {
+		t.Fatalf("a: tier %q, code %d", a.Tier(), size)
+	}
+	// Room for one module's interpreted code: loading b closes a's.
+	e.code.mu.Lock()
+	e.code.limit = size + size/2
+	e.code.mu.Unlock()
+	b, err := e.Open(context.Background(), "b", probeWasm, "", Policy{}, func() ([]byte, error) { return probeWasm, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if a.Compiled() || !b.Compiled() {
+		t.Fatalf("over the code budget: a has code %v, b %v; want a's interpreted code closed", a.Compiled(), b.Compiled())
+	}
+	// a's next call builds its interpreted code again (the compiler is
+	// still held back) and answers.
+	if res, tier, err := statsCall(t, a, nil, "count"); err != nil || tier != TierInterpreter || !strings.Contains(res, `"1"`) {
+		t.Fatalf("a after its code was closed: %s, tier %q, %v", res, tier, err)
+	}
+	if used, limit := e.CodeMemory(); used > limit {
+		t.Fatalf("code budget %d of %d", used, limit)
+	}
+	_ = gate
+}
+
+// mustPrepare is the probe as the engine compiles it.
+func mustPrepare(t *testing.T) []byte {
+	t.Helper()
+	w, _, err := prepare(probeWasm, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
