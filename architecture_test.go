@@ -186,8 +186,15 @@ func TestArchitectureNamesExist(t *testing.T) {
 	if len(docs) == 0 {
 		t.Fatal("docs/design holds no page")
 	}
+	index, err := os.ReadFile("docs/design/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, doc := range append([]string{"ARCHITECTURE.md"}, docs...) {
 		checkNames(t, d, filepath.ToSlash(doc))
+		if base := filepath.Base(doc); strings.HasPrefix(doc, "docs") && base != "README.md" && !strings.Contains(string(index), "]("+base+")") {
+			t.Errorf("docs/design/README.md does not list %s", base)
+		}
 	}
 }
 
