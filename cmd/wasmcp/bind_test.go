@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,7 +58,7 @@ func TestListenHTTPChecksBoundAddress(t *testing.T) {
 	if !strings.Contains(err.Error(), "192.0.2.7") || !strings.Contains(err.Error(), "--allow-unauthenticated") {
 		t.Fatalf("error: %v", err)
 	}
-	for _, af := range []*authFlags{parseAuthFlags(t, "--allow-unauthenticated"), parseAuthFlags(t, "--auth", "apikey", "--auth-keys-file", "/dev/null")} {
+	for _, af := range []*authFlags{parseAuthFlags(t, "--allow-unauthenticated"), parseAuthFlags(t, "--auth", "apikey", "--auth-keys-file", emptyFile(t))} {
 		ln, opts, err := listenHTTP("localhost:0", &hf, af, 0, log, withMetrics)
 		if err != nil {
 			t.Fatalf("%s: %v", af.provider, err)
@@ -74,4 +76,15 @@ func TestListenHTTPChecksBoundAddress(t *testing.T) {
 	if opts.ExtraRoutes["/metrics"] == nil {
 		t.Fatal("a loopback bind lost /metrics")
 	}
+}
+
+// emptyFile is an empty regular file (a keys file must be one: not
+// /dev/null).
+func emptyFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
