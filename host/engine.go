@@ -344,10 +344,24 @@ const interruptExport = wasmrewrite.InterruptExport
 // decodes and validates its module and reads, checksums and maps its
 // machine code (BenchmarkRecompileFromCache).
 //
-// interp compiles for wazero's interpreter instead (tier.go), with the same
-// instrumentation: the stop flag is plain wasm, which the interpreter runs
-// as the compiler's code does.
+// interp compiles for wazero's interpreter instead (tier.go), without the
+// instrumentation: its deadline is wazero's context check at each loop
+// back-edge (see below).
 func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte, validated, interp bool) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
+	if interp {
+		// Interpreted code is never instrumented: the stop flag is set
+		// from the deadline's goroutine while the guest's reads it, which
+		// in the interpreter is Go code, a data race (the compiler's
+		// machine code reads the flag outside Go's memory model). The
+		// interpreter checks its context at each loop back-edge instead
+		// (WithCloseOnContextDone), a small cost beside interpretation.
+		if r, err = e.runtime(ctx, pages, true, true); err != nil {
+			return nil, nil, false, err
+		}
+		e.countCompile(true)
+		code, err = e.compileOn(ctx, r, wasm, true)
+		return r, code, false, err
+	}
 	if validated && e.cfg.InstrumentLoops {
 		if iw, ierr := wasmrewrite.Instrument(wasm); ierr == nil {
 			ri, rerr := e.runtime(ctx, pages, false, interp)

@@ -268,8 +268,10 @@ func TestInterpreterTierWalls(t *testing.T) {
 			mShort.slot.mu.Lock()
 			interrupt := mShort.slot.c.interrupt
 			mShort.slot.mu.Unlock()
-			if interrupt != instrument {
-				t.Fatalf("interpreted code instrumented = %v, want %v", interrupt, instrument)
+			if interrupt {
+				// The flag would be set from the deadline's goroutine
+				// while interpreted (Go) code reads it: a data race.
+				t.Fatal("interpreted code is instrumented; want wazero's context check")
 			}
 			cases := []struct {
 				mod        *Module
