@@ -28,6 +28,11 @@ const DefaultDescribeTimeout = 5 * time.Second
 // run (Config.SnapshotTimeout).
 const DefaultSnapshotTimeout = 5 * time.Second
 
+// defaultSnapshotTimeout is what a zero Config.SnapshotTimeout means: the
+// package's tests, whose start-ups run under -race on a busy machine, give
+// it more room (tests of the deadline itself set Config.SnapshotTimeout).
+var defaultSnapshotTimeout = DefaultSnapshotTimeout
+
 // DefaultSlowCompile is how long a compilation runs before it is logged,
 // and then logged again (Config.SlowCompile).
 const DefaultSlowCompile = 5 * time.Second

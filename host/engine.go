@@ -166,7 +166,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg.DescribeTimeout = DefaultDescribeTimeout
 	}
 	if cfg.SnapshotTimeout <= 0 {
-		cfg.SnapshotTimeout = DefaultSnapshotTimeout
+		cfg.SnapshotTimeout = defaultSnapshotTimeout
 	}
 	if cfg.SlowCompile <= 0 {
 		cfg.SlowCompile = DefaultSlowCompile

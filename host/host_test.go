@@ -24,6 +24,10 @@ var probeWasm []byte
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestMain(m *testing.M) {
+	// Start-ups under -race on a loaded machine can pass the 5 s default
+	// (TestDamagedSnapshotIsRemoved's probe did): a test that means the
+	// deadline sets Config.SnapshotTimeout itself.
+	defaultSnapshotTimeout = 2 * time.Minute
 	dir, err := os.MkdirTemp("", "host-test")
 	if err != nil {
 		panic(err)
