@@ -123,6 +123,14 @@ func (m *Manager) keepLease(ctx context.Context) {
 			m.log.Info("tasks: the shared store is back; lease renewed")
 			failing = false
 			m.reconcile(ctx)
+			// Every replica's lease may have lapsed during the outage:
+			// forget what was suspected before it and look again from
+			// the next tick, so that the others, back within a tick,
+			// renew theirs (and write the outcomes they kept) before
+			// any of their tasks is taken over.
+			suspects = map[string]string{}
+			m.renewHolds(ctx)
+			continue
 		} else if n%8 == 0 {
 			m.reconcile(ctx)
 		}
