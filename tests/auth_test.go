@@ -245,21 +245,7 @@ func TestAuthForward(t *testing.T) {
 
 func TestAuthJWT(t *testing.T) {
 	t.Parallel()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var issuerURL string
-	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": issuerURL + "/jwks"})
-	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
-	})
-	as := httptest.NewServer(mux)
-	defer as.Close()
-	issuerURL = as.URL
+	key, issuerURL := rsaIssuer(t)
 	s := startHTTP(t, "--auth", "jwt", "--auth-issuer", issuerURL, "--auth-scopes", "mcp:tools")
 	sign := func(sub, aud, scope string, exp time.Duration) string {
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": issuerURL, "aud": aud, "sub": sub, "scope": scope,
@@ -387,21 +373,7 @@ func jktOf(t *testing.T, key *ecdsa.PrivateKey) string {
 // --auth-dpop-required, an unbound bearer token is refused too.
 func TestAuthJWTDPoP(t *testing.T) {
 	t.Parallel()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var issuerURL string
-	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": issuerURL + "/jwks"})
-	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
-	})
-	as := httptest.NewServer(mux)
-	t.Cleanup(as.Close)
-	issuerURL = as.URL
+	key, issuerURL := rsaIssuer(t)
 	client, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	thief, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	for _, required := range []bool{false, true} {
@@ -669,4 +641,27 @@ func TestAuthHTTP3(t *testing.T) {
 	if x := h3Do(t, c, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, ""); x.status != 200 || !strings.Contains(x.body, `"resource":"`+s.url+`"`) {
 		t.Fatalf("metadata over HTTP/3: %d %s", x.status, x.body)
 	}
+}
+
+// rsaIssuer is an authorization server's metadata and JWKS on loopback,
+// publishing one RS256 key under kid k1: the key to sign tokens with and
+// the issuer's URL.
+func rsaIssuer(t *testing.T) (*rsa.PrivateKey, string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issuerURL string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": issuerURL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
+	})
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	issuerURL = as.URL
+	return key, issuerURL
 }
