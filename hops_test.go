@@ -331,19 +331,7 @@ func buildCallGraph(root string, paths []string, src map[string]string) (*callGr
 					if n == nil {
 						return true
 					}
-					fun := x.Fun
-					for {
-						if ix, ok := fun.(*ast.IndexExpr); ok {
-							fun = ix.X
-						} else if ix, ok := fun.(*ast.IndexListExpr); ok {
-							fun = ix.X
-						} else if pe, ok := fun.(*ast.ParenExpr); ok {
-							fun = pe.X
-						} else {
-							break
-						}
-					}
-					switch fn := fun.(type) {
+					switch fn := callee(x).(type) {
 					case *ast.Ident:
 						n.named[fn.Name] = true
 					case *ast.SelectorExpr:
@@ -425,19 +413,7 @@ func (g *callGraph) methodKey(t, m string) string {
 // the packages the caller's file can reach. ok is false for a call of
 // nothing the project declares.
 func (g *callGraph) resolveCall(x *ast.CallExpr, dir string, dirs []string, imps map[string]string, typeOf func(ast.Expr) string) ([]string, bool) {
-	fun := x.Fun
-	for {
-		if ix, ok := fun.(*ast.IndexExpr); ok {
-			fun = ix.X
-		} else if ix, ok := fun.(*ast.IndexListExpr); ok {
-			fun = ix.X
-		} else if pe, ok := fun.(*ast.ParenExpr); ok {
-			fun = pe.X
-		} else {
-			break
-		}
-	}
-	switch fn := fun.(type) {
+	switch fn := callee(x).(type) {
 	case *ast.Ident:
 		if n := g.funcs[dir+"."+fn.Name]; n != nil && n.decl.Recv == nil {
 			return []string{dir + "." + fn.Name}, true
@@ -1111,6 +1087,24 @@ func TestHopCheckerFailsOnBrokenPair(t *testing.T) {
 		errs := check(tc.doc)
 		if !strings.Contains(strings.Join(errs, "\n"), tc.want) {
 			t.Errorf("%s: the checker says %q, want an error containing %q", tc.name, errs, tc.want)
+		}
+	}
+}
+
+// callee is the function expression a call names, without the type
+// arguments of a generic instantiation and the parentheses around it.
+func callee(x *ast.CallExpr) ast.Expr {
+	fun := x.Fun
+	for {
+		switch f := fun.(type) {
+		case *ast.IndexExpr:
+			fun = f.X
+		case *ast.IndexListExpr:
+			fun = f.X
+		case *ast.ParenExpr:
+			fun = f.X
+		default:
+			return fun
 		}
 	}
 }
