@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
@@ -38,27 +36,7 @@ func callAs(t testing.TB, m *Module, principal, name, args string) (string, erro
 	if principal != "" {
 		ctx = context.WithValue(ctx, principalKey{}, principal)
 	}
-	params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args)
-	reply, err := m.Call(ctx, abi.MethodToolsCall, []byte(params), nil)
-	if err != nil {
-		return "", err
-	}
-	if reply.Error != nil {
-		return "", reply.Error
-	}
-	var res struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
-	if err := json.Unmarshal(reply.Result, &res); err != nil || len(res.Content) == 0 {
-		t.Fatalf("result %s: %v", reply.Result, err)
-	}
-	if res.IsError {
-		return "", errors.New(res.Content[0].Text)
-	}
-	return res.Content[0].Text, nil
+	return toolText(t, m, ctx, fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args), nil)
 }
 
 // budgetEngine is an engine with the given memory budget (a default

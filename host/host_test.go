@@ -74,7 +74,15 @@ func loadProbe(t testing.TB, e *Engine, p Policy) *Module {
 func callTool(t testing.TB, m *Module, peer contract.Peer, name string, args string) (string, error) {
 	t.Helper()
 	params := fmt.Sprintf(`{"name":%q,"arguments":%s,"_meta":{"progressToken":"tok"}}`, name, args)
-	reply, err := m.Call(context.Background(), abi.MethodToolsCall, []byte(params), peer)
+	return toolText(t, m, context.Background(), params, peer)
+}
+
+// toolText makes one tools/call with params and returns the text of the
+// result's first content block, or the guest error (a tool error as an
+// error too).
+func toolText(t testing.TB, m *Module, ctx context.Context, params string, peer contract.Peer) (string, error) {
+	t.Helper()
+	reply, err := m.Call(ctx, abi.MethodToolsCall, []byte(params), peer)
 	if err != nil {
 		return "", err
 	}
