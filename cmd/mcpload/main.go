@@ -519,11 +519,14 @@ func load(ctx context.Context, cfg config) (*Report, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	select {
-	case <-startedMeasuring:
-	default:
+	// The goroutine above marks the start of measuring when its timer
+	// fires; a run with no warm-up can finish its requests before that
+	// goroutine is scheduled, so only a run that ended before measureFrom
+	// failed to measure.
+	if time.Now().Before(measureFrom) {
 		return nil, errors.New("the run ended before the warm-up did")
 	}
+	<-startedMeasuring
 	var selfEnd syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &selfEnd)
 
