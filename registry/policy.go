@@ -19,8 +19,11 @@ import (
 )
 
 // PolicyFile is the path of the policy file beside a module file:
-// NAME.wasm → NAME.policy.toml.
+// NAME.wasm (or a script, NAME.js or NAME.ts) → NAME.policy.toml.
 func PolicyFile(wasmPath string) string {
+	if IsScript(wasmPath) {
+		return strings.TrimSuffix(wasmPath, filepath.Ext(wasmPath)) + ".policy.toml"
+	}
 	return strings.TrimSuffix(wasmPath, ".wasm") + ".policy.toml"
 }
 

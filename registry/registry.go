@@ -103,19 +103,24 @@ func (r *Registry) getObserver() Observer {
 // Ready is closed once the first catalog is published.
 func (r *Registry) Ready() <-chan struct{} { return r.ready }
 
-// ModuleName is the module name of a file: its base name without .wasm.
+// ModuleName is the module name of a file: its base name without .wasm
+// (or, for a script, without .js or .ts).
 func ModuleName(file string) string {
-	return strings.TrimSuffix(filepath.Base(file), ".wasm")
+	base := filepath.Base(file)
+	if IsScript(base) {
+		return strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return strings.TrimSuffix(base, ".wasm")
 }
 
 // LoadFile compiles, describes and validates one module file with the
 // policy found beside it.
 func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Module, error) {
-	wasm, err := os.ReadFile(path)
+	pol, err := LoadPolicy(path)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := LoadPolicy(path)
+	wasm, pol, err := readModule(ctx, path, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +132,6 @@ func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Modu
 // exist. Relative paths in it (mounts, ca_bundle) are taken from its
 // directory.
 func LoadFileWithPolicy(ctx context.Context, engine *host.Engine, path, policyFile string) (*host.Module, error) {
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	data, err := os.ReadFile(policyFile)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -138,6 +139,10 @@ func LoadFileWithPolicy(ctx context.Context, engine *host.Engine, path, policyFi
 	pol, err := ParsePolicy(data, filepath.Dir(policyFile), os.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policyFile, err)
+	}
+	wasm, pol, err := readModule(ctx, path, pol)
+	if err != nil {
+		return nil, err
 	}
 	return engine.Load(ctx, ModuleName(path), wasm, pol)
 }
@@ -222,7 +227,13 @@ func (r *Registry) Modules() map[string]*host.Module {
 // Hidden files (a leading '.') are never loaded, so a deploy may write
 // ".name.wasm" and rename it to "name.wasm".
 func moduleFile(name string) bool {
-	return strings.HasSuffix(name, ".wasm") && len(name) > len(".wasm") && !strings.HasPrefix(name, ".")
+	if strings.HasPrefix(name, ".") {
+		return false
+	}
+	if IsScript(name) {
+		return len(name) > len(".js")
+	}
+	return strings.HasSuffix(name, ".wasm") && len(name) > len(".wasm")
 }
 
 // policySuffix ends the name of a module's policy file.
@@ -231,12 +242,23 @@ const policySuffix = ".policy.toml"
 // fileFor maps a directory entry name to the module file it concerns: the
 // module itself, or the module a policy file belongs to; "" for anything
 // else.
-func fileFor(name string) string {
+//
+// A policy belongs to NAME.wasm, or to NAME.js or NAME.ts when one of
+// those is in dir and NAME.wasm is not.
+func fileFor(dir, name string) string {
 	switch {
 	case strings.HasPrefix(name, "."):
 		return ""
 	case strings.HasSuffix(name, policySuffix):
-		if f := strings.TrimSuffix(name, policySuffix) + ".wasm"; moduleFile(f) {
+		stem := strings.TrimSuffix(name, policySuffix)
+		if _, err := os.Stat(filepath.Join(dir, stem+".wasm")); err != nil {
+			for _, ext := range scriptExts {
+				if _, err := os.Stat(filepath.Join(dir, stem+ext)); err == nil {
+					return stem + ext
+				}
+			}
+		}
+		if f := stem + ".wasm"; moduleFile(f) {
 			return f
 		}
 	case moduleFile(name):
@@ -473,10 +495,18 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		return unchanged, nil
 	}
 	var wasm []byte
-	// read reads and hashes the file; ok false means it changed while read.
+	script := IsScript(file)
+	var scriptEnv []host.EnvVar
+	// read reads and hashes the file (a script: its module); ok false
+	// means it changed while read.
 	read := func() (sum string, ok bool, err error) {
 		if wasm, err = os.ReadFile(path); err != nil {
 			return "", true, err
+		}
+		if script {
+			if wasm, scriptEnv, err = scriptModule(ctx, path, wasm); err != nil {
+				return "", true, err
+			}
 		}
 		if !r.stable(path, st) {
 			return "", false, nil
@@ -484,6 +514,11 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		return host.ModuleHash(wasm), true, nil
 	}
 	sum, known := r.index.lookup(file, st)
+	if script {
+		// A script's module hash depends on the runner too: it is
+		// always read (scripts are small).
+		known = false
+	}
 	if !known {
 		var ok bool
 		if sum, ok, err = read(); err != nil {
@@ -509,6 +544,17 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	}
 	t0 := time.Now()
 	src := func() ([]byte, error) { return os.ReadFile(path) }
+	if script {
+		p = withScriptEnv(p, scriptEnv)
+		src = func() ([]byte, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			wasm, _, err := scriptModule(context.Background(), path, b)
+			return wasm, err
+		}
+	}
 	var m *host.Module
 	opened := false
 	if known {

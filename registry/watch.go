@@ -125,7 +125,7 @@ func (r *Registry) watchEvents(ctx context.Context, w *fsnotify.Watcher, o Watch
 			if filepath.Dir(ev.Name) != dir {
 				continue
 			}
-			f := fileFor(filepath.Base(ev.Name))
+			f := fileFor(dir, filepath.Base(ev.Name))
 			if f == "" {
 				continue
 			}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dop251/goja"
+
+	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
+)
+
+// prelude is the JavaScript half of the API (module "wasmcp"): McpServer,
+// console, fetch, crypto, timers. It runs before the script.
+//
+//go:embed prelude.js
+var prelude string
+
+// maxCallStack bounds the script's call depth: a script that recurses
+// without end gets a RangeError long before the Go stack reaches the
+// module's memory cap.
+const maxCallStack = 4096
+
+// runner is the script's engine and the server it registered.
+type runner struct {
+	vm     *goja.Runtime
+	name   string
+	srv    *guest.Server
+	invoke goja.Callable // prelude's invoke(fn, ...args): a Promise of fn's result
+	cur    *guest.Context
+	timers timers
+}
+
+// load compiles and runs the script and returns its runner.
+func load(name, src string) (*runner, error) {
+	r := &runner{vm: goja.New(), name: name}
+	r.vm.SetMaxCallStackSize(maxCallStack)
+	r.vm.SetFieldNameMapper(goja.UncapFieldNameMapper())
+	pre, err := goja.Compile("wasmcp:prelude", prelude, true)
+	if err != nil {
+		return nil, fmt.Errorf("runner: prelude: %w", err)
+	}
+	v, err := r.vm.RunProgram(pre)
+	if err != nil {
+		return nil, fmt.Errorf("runner: prelude: %w", err)
+	}
+	setup, _ := goja.AssertFunction(v)
+	api, err := setup(goja.Undefined(), r.natives())
+	if err != nil {
+		return nil, fmt.Errorf("runner: prelude: %w", err)
+	}
+	r.invoke, _ = goja.AssertFunction(api.ToObject(r.vm).Get("invoke"))
+	prog, err := goja.Compile(name, wrapScript(src), false)
+	if err != nil {
+		return nil, fmt.Errorf("%s", syntaxError(name, err))
+	}
+	if _, err := r.vm.RunProgram(prog); err != nil {
+		return nil, fmt.Errorf("%s: the script's top level threw: %s", name, jsError(err))
+	}
+	// Timers the top level set would fire in whichever call first waits:
+	// they are dropped (a call's own timers work).
+	if n := r.timers.clear(); n > 0 {
+		fmt.Fprintf(os.Stderr, "%s: %d timer(s) set at the top level were dropped: timers run only while a call waits\n", name, n)
+	}
+	if r.srv == nil {
+		return nil, fmt.Errorf("%s: the script registers nothing: create the server with `new McpServer({name, version})` and register tools on it", name)
+	}
+	return r, nil
+}
+
+// wrapScript runs the script as a CommonJS module: require("wasmcp")
+// gives the API, and esbuild's CommonJS output (the host's TypeScript
+// transform) runs unchanged. The wrapper adds no line, so positions in
+// errors are the file's.
+func wrapScript(src string) string {
+	return "(function (exports, require, module) {" + src + "\n})(__wasmcpModule.exports, __wasmcpRequire, __wasmcpModule);"
+}
+
+// syntaxError formats a compile error as file:line:col: message.
+func syntaxError(name string, err error) string {
+	var ce *goja.CompilerSyntaxError
+	if errors.As(err, &ce) && ce.File != nil {
+		p := ce.File.Position(ce.Offset)
+		return fmt.Sprintf("%s:%d:%d: syntax error: %s", name, p.Line, p.Column, ce.Message)
+	}
+	return fmt.Sprintf("%s: syntax error: %v", name, err)
+}
+
+// jsError is the text of an error the script threw: the JavaScript
+// error's name and message, and where it was thrown.
+func jsError(err error) string {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		return strings.TrimSpace(ex.String())
+	}
+	var se *goja.StackOverflowError
+	if errors.As(err, &se) {
+		return "RangeError: maximum call stack size exceeded"
+	}
+	return err.Error()
+}
+
+// errorText is a short text for a rejection value: "Name: message" for an
+// Error (the name only when it is not plain "Error"), else its string.
+func (r *runner) errorText(v goja.Value) string {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return "the handler failed without a reason"
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if msg := o.Get("message"); msg != nil && !goja.IsUndefined(msg) {
+			name := o.Get("name")
+			if name != nil && !goja.IsUndefined(name) && name.String() != "Error" && name.String() != "" {
+				return name.String() + ": " + msg.String()
+			}
+			return msg.String()
+		}
+	}
+	return v.String()
+}
+
+// errNeverSettled is a handler whose promise can never settle.
+var errNeverSettled = errors.New("the handler's promise never settled: nothing it awaits can still happen (no timer, no request is pending)")
+
+// run calls fn with args through the prelude's invoke and waits for the
+// promise it returns: the job queue runs after every entry into the
+// engine, and while the promise is pending the timers fire in order. It
+// returns the promise's value, or the error it was rejected with.
+func (r *runner) run(c *guest.Context, what string, fn goja.Value, args ...goja.Value) (goja.Value, error) {
+	r.cur = c
+	defer func() { r.cur = nil }()
+	v, err := r.invoke(goja.Undefined(), append([]goja.Value{fn}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", what, jsError(err))
+	}
+	p, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return v, nil
+	}
+	for p.State() == goja.PromiseStatePending {
+		ran, err := r.timers.runNext(r.vm)
+		if err != nil {
+			return nil, fmt.Errorf("%s: a timer's callback threw: %s", what, jsError(err))
+		}
+		if !ran {
+			return nil, errNeverSettled
+		}
+	}
+	if p.State() == goja.PromiseStateRejected {
+		reason := p.Result()
+		if o, ok := reason.(*goja.Object); ok {
+			if st := o.Get("stack"); st != nil && !goja.IsUndefined(st) {
+				fmt.Fprintf(os.Stderr, "%s: %s threw: %s\n", r.name, what, st.String())
+			}
+		}
+		return nil, errors.New(r.errorText(reason))
+	}
+	return p.Result(), nil
+}
+
+// toolResult is a tool result as the prelude encodes it.
+type toolResult struct {
+	Content           []guest.Content `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	Meta              map[string]any  `json:"_meta,omitempty"`
+}
+
+// callTool runs a tool's handler (the prelude's wrapper, which takes the
+// arguments as JSON text and answers a JSON-encoded result).
+func (r *runner) callTool(name string, fn goja.Value) guest.RawToolHandler {
+	return func(c *guest.Context, args json.RawMessage) (*guest.ToolResult, error) {
+		v, err := r.run(c, "tool "+name, fn, r.vm.ToValue(string(args)))
+		if err != nil {
+			return nil, err
+		}
+		var tr toolResult
+		if err := json.Unmarshal([]byte(v.String()), &tr); err != nil {
+			return nil, fmt.Errorf("tool %s: its result is not a tool result: %v", name, err)
+		}
+		res := &guest.ToolResult{Content: tr.Content, IsError: tr.IsError, Meta: tr.Meta}
+		if len(tr.StructuredContent) > 0 {
+			res.StructuredContent = tr.StructuredContent
+		}
+		return res, nil
+	}
+}

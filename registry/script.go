@@ -1,0 +1,148 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/host"
+)
+
+// Script files: a NAME.js or NAME.ts file in the tools directory is a
+// module whose bytes are the JavaScript runner's (guest-sdk/js/runner)
+// followed by a custom section naming the script (ScriptSection: the
+// SHA-256 of its name and JavaScript), so the module's hash — and with it
+// the description cache and the snapshot key — covers runner and script.
+// The script reaches the runner through its environment (ScriptEnv,
+// ScriptNameEnv), which the snapshot key covers too; the runner runs it
+// at start-up, in the host's snapshot phase. A NAME.d.ts file is not a
+// tool.
+
+// ScriptSection is the custom section of a script's module.
+const ScriptSection = "wasmcp.script"
+
+// The environment variables that hand the script to the runner.
+const (
+	ScriptEnv     = "WASMCP_SCRIPT"
+	ScriptNameEnv = "WASMCP_SCRIPT_NAME"
+)
+
+// ScriptTools are what the registry needs to load script files: the
+// runner module's bytes and the transform of a script into the
+// JavaScript the runner runs (TypeScript stripped, `import` turned into
+// require). A nil Transform passes .js files as they are and refuses .ts.
+type ScriptTools struct {
+	Runner    func() ([]byte, error)
+	Transform func(ctx context.Context, name string, src []byte) ([]byte, error)
+}
+
+var scriptTools atomic.Pointer[ScriptTools]
+
+// SetScriptTools sets how script files are loaded (wasmcp's main sets the
+// built-in runner and transform); until it is called, script files are
+// refused with an error saying so.
+func SetScriptTools(t ScriptTools) { scriptTools.Store(&t) }
+
+// scriptExts are the extensions of script files.
+var scriptExts = []string{".js", ".ts"}
+
+// IsScript reports whether a file name names a script (.js or .ts, not
+// .d.ts).
+func IsScript(name string) bool {
+	if strings.HasSuffix(name, ".d.ts") {
+		return false
+	}
+	ext := filepath.Ext(name)
+	return ext == ".js" || ext == ".ts"
+}
+
+// scriptModule is the module of the script file name whose contents are
+// src, and the environment that hands the script to the runner.
+func scriptModule(ctx context.Context, name string, src []byte) ([]byte, []host.EnvVar, error) {
+	t := scriptTools.Load()
+	if t == nil || t.Runner == nil {
+		return nil, nil, errors.New("this wasmcp has no JavaScript runner built in: scripts cannot be loaded")
+	}
+	base := filepath.Base(name)
+	js := src
+	switch {
+	case t.Transform != nil:
+		out, err := t.Transform(ctx, base, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		js = out
+	case strings.HasSuffix(base, ".ts"):
+		return nil, nil, errors.New("this wasmcp has no TypeScript transform built in: .ts files cannot be loaded")
+	}
+	if strings.IndexByte(string(js), 0) >= 0 {
+		return nil, nil, fmt.Errorf("%s: the script holds a NUL character", base)
+	}
+	runner, err := t.Runner()
+	if err != nil {
+		return nil, nil, fmt.Errorf("the JavaScript runner: %w", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(base))
+	h.Write([]byte{0})
+	h.Write(js)
+	wasm := appendCustomSection(append([]byte(nil), runner...), ScriptSection, h.Sum(nil))
+	env := []host.EnvVar{{Name: ScriptNameEnv, Value: base}, {Name: ScriptEnv, Value: string(js)}}
+	return wasm, env, nil
+}
+
+// withScriptEnv is p with env added; the policy's own variables of the
+// same names are replaced.
+func withScriptEnv(p host.Policy, env []host.EnvVar) host.Policy {
+	out := make([]host.EnvVar, 0, len(p.Env)+len(env))
+	for _, e := range p.Env {
+		if e.Name != ScriptEnv && e.Name != ScriptNameEnv {
+			out = append(out, e)
+		}
+	}
+	p.Env = append(out, env...)
+	return p
+}
+
+// readModule reads a module file: a .wasm as it is, a script as its
+// module (with the policy's environment completed).
+func readModule(ctx context.Context, path string, p host.Policy) ([]byte, host.Policy, error) {
+	b, err := os.ReadFile(path)
+	if err != nil || !IsScript(path) {
+		return b, p, err
+	}
+	wasm, env, err := scriptModule(ctx, path, b)
+	if err != nil {
+		return nil, p, err
+	}
+	return wasm, withScriptEnv(p, env), nil
+}
+
+// appendCustomSection appends a custom section to a module.
+func appendCustomSection(wasm []byte, name string, payload []byte) []byte {
+	body := appendULEB(nil, uint64(len(name)))
+	body = append(body, name...)
+	body = append(body, payload...)
+	wasm = append(wasm, 0)
+	wasm = appendULEB(wasm, uint64(len(body)))
+	return append(wasm, body...)
+}
+
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			c |= 0x80
+		}
+		b = append(b, c)
+		if v == 0 {
+			return b
+		}
+	}
+}
