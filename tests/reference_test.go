@@ -50,8 +50,12 @@ func TestReferenceToolSets(t *testing.T) {
 	for _, script := range scripts {
 		lang := filepath.Base(filepath.Dir(script))
 		t.Run(lang, func(t *testing.T) {
-			dir := buildReference(t, script)
-			wasm := filepath.Join(dir, "reference.wasm")
+			dir, wasm := buildReference(t, script)
+			if runner := filepath.Join(dir, "runner", "runner.wasm"); fileExists(runner) {
+				// A script's set: wasmcp runs it on the runner the
+				// build made.
+				t.Setenv("WASMCP_JS_RUNNER", runner)
+			}
 			t.Run("check", func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
@@ -88,8 +92,17 @@ func TestReferenceToolSets(t *testing.T) {
 	}
 }
 
-// buildReference runs build.sh into a fresh directory and returns it.
-func buildReference(t *testing.T, script string) string {
+// referenceFiles are the files a build.sh may write, a module or a script.
+var referenceFiles = []string{"reference.wasm", "reference.js", "reference.ts"}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// buildReference runs build.sh into a fresh directory and returns it and
+// the module file (or script) it wrote.
+func buildReference(t *testing.T, script string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -107,10 +120,13 @@ func buildReference(t *testing.T, script string) string {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "reference.wasm")); err != nil {
-		t.Fatalf("%s exited 0 but wrote no reference.wasm: %v\n%s", script, err, out)
+	for _, f := range referenceFiles {
+		if p := filepath.Join(dir, f); fileExists(p) {
+			return dir, p
+		}
 	}
-	return dir
+	t.Fatalf("%s exited 0 but wrote none of %v\n%s", script, referenceFiles, out)
+	return "", ""
 }
 
 // assertReference drives the reference surface through c; plain is a

@@ -248,10 +248,17 @@ func (r *runner) encode(v any) string {
 // clientError turns an error of a request to the client into a JS Error
 // the handler can catch; a *guest.ClientError keeps its code.
 func (r *runner) clientError(err error) *goja.Object {
-	o := r.vm.NewGoError(err)
+	msg := err.Error()
 	var ce *guest.ClientError
 	if errors.As(err, &ce) {
-		_ = o.Set("message", ce.Message)
+		msg = ce.Message
+	}
+	ctor, _ := goja.AssertConstructor(r.vm.Get("Error"))
+	o, cerr := ctor(nil, r.vm.ToValue(msg))
+	if cerr != nil {
+		return r.vm.NewGoError(err)
+	}
+	if ce != nil {
 		_ = o.Set("code", ce.Code)
 	}
 	return o
