@@ -5,6 +5,10 @@
 //	wasmcp call MODULE.wasm TOOL 'JSON-ARGS'
 //	wasmcp check MODULE.wasm
 //	wasmcp cert [--out DIR]
+//	wasmcp push MODULE.wasm REF [--sign KEY]
+//	wasmcp pull REF [-o DIR]
+//	wasmcp approve NAME
+//	wasmcp keygen
 package main
 
 import (
@@ -34,6 +38,10 @@ Usage:
   wasmcp check MODULE.wasm [--policy FILE] [--json]          check that a module keeps the guest ABI (for tool authors)
   wasmcp cert [--out DIR]                                    write a self-signed TLS certificate for local development
   wasmcp status [--server URL]                               ask a running server for its modules, tools, calls and queues
+  wasmcp push MODULE.wasm REF [--sign KEY]                   publish a module (and its policy) to an OCI registry
+  wasmcp pull REF [-o DIR] [--key PUB]                       pin a published module by digest in DIR/wasmcp.lock, verified
+  wasmcp approve NAME [-o DIR]                               approve the grants a pulled module asks for
+  wasmcp keygen [--out PREFIX]                               write a signing key pair for push --sign
   wasmcp version                                             print the version
 
 Run 'wasmcp COMMAND --help' for a command's flags.
@@ -64,6 +72,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdCert(args[1:], stdout, stderr)
 	case "status":
 		err = cmdStatus(ctx, args[1:], stdout, stderr)
+	case "push":
+		err = cmdPush(ctx, args[1:], stdout, stderr)
+	case "pull":
+		err = cmdPull(ctx, args[1:], stdout, stderr)
+	case "approve":
+		err = cmdApprove(ctx, args[1:], stdout, stderr)
+	case "keygen":
+		err = cmdKeygen(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "wasmcp", buildVersion())
 	case "help", "-h", "--help":

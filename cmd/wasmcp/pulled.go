@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/pulled"
+)
+
+// pullFlags are serve's flags for the tools its lock file names.
+type pullFlags struct {
+	ociFlags
+	interval time.Duration
+}
+
+// pulledTools keeps the tools of the lock file (dir/wasmcp.lock) fetched,
+// verified and installed while serve runs; nil when there is no lock.
+type pulledTools struct {
+	syncer  *pulled.Syncer
+	cleanup func()
+	log     *slog.Logger
+}
+
+// newPulledTools prepares the pulled tools of dir, when dir has a lock
+// file. The blob cache is the oci subdirectory of the compilation cache,
+// bounded by --cache-max.
+func newPulledTools(dir string, pf *pullFlags, ef *engineFlags, log *slog.Logger) (*pulledTools, error) {
+	if _, err := os.Stat(filepath.Join(dir, pulled.LockName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	c, err := pf.client()
+	if err != nil {
+		return nil, err
+	}
+	cdir, cleanup, err := pulledCacheDir(ef.cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := pulled.OpenCache(cdir, int64(ef.cacheMax))
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	return &pulledTools{syncer: &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: log}, cleanup: cleanup, log: log}, nil
+}
+
+// sync runs one Sync (follow: resolve tags again) and reports whether the
+// tools directory changed.
+func (p *pulledTools) sync(ctx context.Context, follow bool) bool {
+	if p == nil {
+		return false
+	}
+	t0 := time.Now()
+	changed, err := p.syncer.Sync(ctx, follow)
+	if err != nil {
+		p.log.Error("pulled tools", "err", err)
+	}
+	p.log.Info("pulled tools checked", "follow_tags", follow, "changed", changed, "took", time.Since(t0).Round(time.Millisecond))
+	return changed
+}
+
+func (p *pulledTools) close() {
+	if p != nil {
+		p.cleanup()
+	}
+}

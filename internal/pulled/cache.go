@@ -1,0 +1,124 @@
+package pulled
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/internal/privdir"
+)
+
+// Cache holds pulled blobs by digest (blobs/sha256/<hex>) and the
+// signatures found for each manifest (sigs/<hex>.json), in a directory
+// private to this user. A blob is written only once it hashed to its
+// digest, through a temporary file renamed into place, and checked again
+// whenever it is read: a file that no longer matches is removed and
+// reported missing.
+type Cache struct{ dir string }
+
+// OpenCache makes (or checks) the cache directory and bounds it to max
+// bytes (oldest files first; max <= 0 leaves it unbounded).
+func OpenCache(dir string, max int64) (*Cache, error) {
+	if err := privdir.Ensure(dir); err != nil {
+		return nil, fmt.Errorf("pulled blob cache %s: %w", dir, err)
+	}
+	for _, sub := range []string{"blobs/sha256", "sigs"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if _, _, err := privdir.Prune(dir, max); err != nil {
+		return nil, fmt.Errorf("pulled blob cache %s: %w", dir, err)
+	}
+	return &Cache{dir: dir}, nil
+}
+
+func (c *Cache) blobPath(d digest.Digest) string {
+	return filepath.Join(c.dir, "blobs", "sha256", d.Encoded())
+}
+
+// Blob returns the cached blob of digest d when it is there and still
+// hashes to d; ok is false otherwise.
+func (c *Cache) Blob(d digest.Digest) (data []byte, ok bool) {
+	if d.Validate() != nil || d.Algorithm() != digest.SHA256 {
+		return nil, false
+	}
+	p := c.blobPath(d)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, false
+	}
+	if digest.FromBytes(data) != d {
+		os.Remove(p)
+		return nil, false
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // recently used: pruned last
+	return data, true
+}
+
+// PutBlob stores data under its digest.
+func (c *Cache) PutBlob(data []byte) error {
+	d := digest.FromBytes(data)
+	return writeAtomic(c.blobPath(d), data, 0o600)
+}
+
+func (c *Cache) sigPath(manifest digest.Digest) string {
+	return filepath.Join(c.dir, "sigs", manifest.Encoded()+".json")
+}
+
+// Signatures returns the signatures cached for a manifest.
+func (c *Cache) Signatures(manifest digest.Digest) ([]oci.Signature, bool) {
+	if manifest.Validate() != nil {
+		return nil, false
+	}
+	data, err := os.ReadFile(c.sigPath(manifest))
+	if errors.Is(err, fs.ErrNotExist) || err != nil {
+		return nil, false
+	}
+	var sigs []oci.Signature
+	if json.Unmarshal(data, &sigs) != nil {
+		return nil, false
+	}
+	return sigs, true
+}
+
+// PutSignatures stores the signatures of a manifest (verified again on
+// every use: the cache is not trusted for them).
+func (c *Cache) PutSignatures(manifest digest.Digest, sigs []oci.Signature) error {
+	data, err := json.Marshal(sigs)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(c.sigPath(manifest), data, 0o600)
+}
+
+// Dir is the cache's directory.
+func (c *Cache) Dir() string { return c.dir }
+
+// Files lists the cache's files (tests check nothing half-written stays).
+func (c *Cache) Files() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(c.dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// hidden reports whether a cache file is a temporary one.
+func hidden(name string) bool { return strings.HasPrefix(filepath.Base(name), ".") }

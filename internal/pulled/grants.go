@@ -1,0 +1,131 @@
+package pulled
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Grants lists what a policy file asks for, one canonical line per grant:
+// every limit it sets ("memory = \"64MiB\""), every mount, environment
+// variable, outbound HTTP rule (with its secret headers) and setting, and
+// its access table. A policy that sets nothing asks for nothing (the
+// server's defaults). Two policies asking for the same thing give the
+// same lines, so approval is set inclusion.
+func Grants(policy []byte) ([]string, error) {
+	if len(policy) == 0 {
+		return []string{}, nil
+	}
+	var m map[string]any
+	if _, err := toml.Decode(string(policy), &m); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	var out []string
+	for k, v := range m {
+		switch k {
+		case "mount":
+			for _, e := range asList(v) {
+				out = append(out, "mount "+canon(e))
+			}
+		case "env":
+			if t, ok := v.(map[string]any); ok {
+				for name, val := range t {
+					out = append(out, "env "+name+" = "+canon(val))
+				}
+			} else {
+				out = append(out, "env = "+canon(v))
+			}
+		case "http":
+			t, ok := v.(map[string]any)
+			if !ok {
+				out = append(out, "http = "+canon(v))
+				continue
+			}
+			for hk, hv := range t {
+				if hk == "allow" {
+					for _, e := range asList(hv) {
+						out = append(out, "http.allow "+canon(e))
+					}
+					continue
+				}
+				out = append(out, "http."+hk+" = "+canon(hv))
+			}
+		default:
+			out = append(out, k+" = "+canon(v))
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
+}
+
+func asList(v any) []any {
+	switch l := v.(type) {
+	case []map[string]any:
+		out := make([]any, len(l))
+		for i := range l {
+			out[i] = l[i]
+		}
+		return out
+	case []any:
+		return l
+	}
+	return []any{v}
+}
+
+// canon is v as JSON with sorted keys (encoding/json sorts map keys).
+func canon(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Beyond returns the lines of asked not in approved.
+func Beyond(asked, approved []string) []string {
+	ok := make(map[string]bool, len(approved))
+	for _, a := range approved {
+		ok[a] = true
+	}
+	var out []string
+	for _, a := range asked {
+		if !ok[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Describe groups grant lines for people: mounts, outbound HTTP, secrets,
+// environment, limits and other settings.
+func Describe(lines []string) string {
+	if len(lines) == 0 {
+		return "  nothing beyond the server's defaults\n"
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		kind := "limit or setting"
+		switch {
+		case strings.HasPrefix(l, "mount "):
+			kind = "mount"
+		case strings.HasPrefix(l, "http.allow ") && strings.Contains(l, `"headers"`):
+			kind = "outbound host, with secret headers"
+		case strings.HasPrefix(l, "http.allow "):
+			kind = "outbound host"
+		case strings.HasPrefix(l, "http."):
+			kind = "outbound HTTP setting"
+		case strings.HasPrefix(l, "env ") && strings.Contains(l, `"from"`):
+			kind = "environment, from the host (a secret?)"
+		case strings.HasPrefix(l, "env "):
+			kind = "environment"
+		case strings.HasPrefix(l, "access "):
+			kind = "access"
+		}
+		fmt.Fprintf(&b, "  %-38s %s\n", kind+":", l)
+	}
+	return b.String()
+}

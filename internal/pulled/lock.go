@@ -1,0 +1,169 @@
+package pulled
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// LockName is the lock file's name in a tools directory.
+const LockName = "wasmcp.lock"
+
+// Lock is the lock file: one entry per pulled tool.
+type Lock struct {
+	Tools []Tool `toml:"tool"`
+}
+
+// Tool is one pulled tool. It owns NAME.wasm and NAME.policy.toml in the
+// tools directory: Sync writes and removes them.
+type Tool struct {
+	// Name is the module's name: the file NAME.wasm in the tools directory.
+	Name string `toml:"name"`
+	// Reference is where it is pulled from: REGISTRY/REPOSITORY:TAG (a
+	// re-pull follows the tag) or REGISTRY/REPOSITORY@DIGEST.
+	Reference string `toml:"reference"`
+	// Digest pins the manifest served, sha256:<hex>.
+	Digest string `toml:"digest"`
+	// Signed false serves the tool without a signature. Unset is true.
+	Signed *bool `toml:"signed,omitempty"`
+	// Key is the expected signer's public key (PEM file; relative paths
+	// are the tools directory's).
+	Key string `toml:"key,omitempty"`
+	// Identity (or IdentityRegexp) and Issuer are the expected signer of a
+	// keyless signature, checked offline against TrustedRoot (a Sigstore
+	// trusted-root JSON file).
+	Identity       string `toml:"identity,omitempty"`
+	IdentityRegexp string `toml:"identity_regexp,omitempty"`
+	Issuer         string `toml:"issuer,omitempty"`
+	TrustedRoot    string `toml:"trusted_root,omitempty"`
+	// Approved are the grants the operator approved (grant lines, see
+	// Grants); absent means not approved yet, and the tool is not served.
+	Approved *[]string `toml:"approved,omitempty"`
+	// Pending are the grants the version PendingDigest asks for beyond
+	// Approved, waiting for `wasmcp approve NAME`.
+	Pending       []string `toml:"pending,omitempty"`
+	PendingDigest string   `toml:"pending_digest,omitempty"`
+	// Signer is who signed the pinned digest, as last verified (for the
+	// operator's eyes; verification never reads it).
+	Signer string `toml:"signer,omitempty"`
+}
+
+// RequireSignature reports whether the tool must be signed.
+func (t *Tool) RequireSignature() bool { return t.Signed == nil || *t.Signed }
+
+var toolName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// CheckName checks a tool name: letters, digits, '-' and '_', at most 64.
+func CheckName(name string) error {
+	if !toolName.MatchString(name) {
+		return fmt.Errorf("tool name %q: want letters, digits, - and _ (at most 64), starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// ReadLock reads dir's lock file; none is an empty lock.
+func ReadLock(dir string) (*Lock, error) {
+	p := filepath.Join(dir, LockName)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Lock{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	var l Lock
+	md, err := toml.Decode(string(data), &l)
+	if err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", p, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("lock file %s: unknown key %q", p, und[0].String())
+	}
+	seen := map[string]bool{}
+	for i := range l.Tools {
+		t := &l.Tools[i]
+		if err := CheckName(t.Name); err != nil {
+			return nil, fmt.Errorf("lock file %s: tool %d: %w", p, i+1, err)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("lock file %s: tool %q is listed twice", p, t.Name)
+		}
+		seen[t.Name] = true
+		if t.Reference == "" || t.Digest == "" {
+			return nil, fmt.Errorf("lock file %s: tool %q: reference and digest are required", p, t.Name)
+		}
+		if t.RequireSignature() && t.Key == "" && t.TrustedRoot == "" {
+			return nil, fmt.Errorf("lock file %s: tool %q: name the expected signer (key, or identity, issuer and trusted_root), or set signed = false", p, t.Name)
+		}
+	}
+	return &l, nil
+}
+
+// Find returns the tool named name, nil if none.
+func (l *Lock) Find(name string) *Tool {
+	for i := range l.Tools {
+		if l.Tools[i].Name == name {
+			return &l.Tools[i]
+		}
+	}
+	return nil
+}
+
+// Put adds t, or replaces the tool of the same name.
+func (l *Lock) Put(t Tool) {
+	if old := l.Find(t.Name); old != nil {
+		*old = t
+		return
+	}
+	l.Tools = append(l.Tools, t)
+	slices.SortFunc(l.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+}
+
+const lockHeader = `# Tools pulled from OCI registries, pinned by digest (docs/registry-tools.md).
+# Written by wasmcp pull and wasmcp approve; wasmcp serve --tools reads it.
+`
+
+// WriteLock writes the lock file atomically (a temporary file renamed).
+func WriteLock(dir string, l *Lock) error {
+	var b bytes.Buffer
+	b.WriteString(lockHeader)
+	if err := toml.NewEncoder(&b).Encode(l); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, LockName), b.Bytes(), 0o644)
+}
+
+// writeAtomic writes data to path through a hidden temporary file in the
+// same directory, renamed over path once complete.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, mode)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

@@ -1,0 +1,378 @@
+package pulled
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/wasmcp/wasmcp/internal/oci"
+)
+
+// Source is where pulled tools come from; *oci.Client is one.
+type Source interface {
+	Resolve(ctx context.Context, ref oci.Ref) (string, error)
+	FetchManifest(ctx context.Context, ref oci.Ref, dgst string) ([]byte, error)
+	FetchBlob(ctx context.Context, ref oci.Ref, what string, d ocispec.Descriptor, limit int64) ([]byte, error)
+	Signatures(ctx context.Context, ref oci.Ref, dgst string) ([]oci.Signature, error)
+	MaxModule() int64
+}
+
+// Verifier checks the signatures found for the manifest digest against
+// the tool's expected signer (paths relative to dir) and names the
+// signer; Verify in verify.go is the one serve uses.
+type Verifier func(ctx context.Context, sigs []oci.Signature, dgst string, t *Tool, dir string) (signer string, err error)
+
+// Check names the check a refused tool failed.
+type Check string
+
+// The checks, in the order they are made.
+const (
+	CheckReference Check = "reference"
+	CheckRegistry  Check = "registry"  // the registry could not be reached, or answered an error
+	CheckManifest  Check = "manifest"  // not a module's manifest: media types, layers, declared sizes
+	CheckDigest    Check = "digest"    // content that does not hash to its digest
+	CheckSignature Check = "signature" // unsigned, or no signature verifies for the expected signer
+	CheckPolicy    Check = "policy"    // the policy layer does not parse
+	CheckApproval  Check = "approval"  // asks for grants the operator did not approve
+)
+
+// CheckError is a refusal, naming the check that failed.
+type CheckError struct {
+	Check Check
+	Err   error
+}
+
+func (e *CheckError) Error() string { return string(e.Check) + " check failed: " + e.Err.Error() }
+func (e *CheckError) Unwrap() error { return e.Err }
+
+func refuse(c Check, err error) error { return &CheckError{Check: c, Err: err} }
+
+// classify names the check of a fetch error.
+func classify(err error) error {
+	var de *oci.DigestError
+	var se *oci.SizeError
+	switch {
+	case errors.As(err, &de):
+		return refuse(CheckDigest, err)
+	case errors.As(err, &se):
+		return refuse(CheckManifest, err)
+	}
+	return refuse(CheckRegistry, err)
+}
+
+// Fetched is a tool version that passed every check but approval: its
+// manifest, blobs and signature verified.
+type Fetched struct {
+	Digest string
+	Module []byte
+	Policy []byte // nil: the module ships none
+	Grants []string
+	Signer string // "" when unsigned and allowed
+}
+
+// Syncer keeps a tools directory in line with its lock file.
+type Syncer struct {
+	Dir    string
+	Cache  *Cache
+	Source Source
+	Verify Verifier
+	Log    *slog.Logger
+
+	mu     sync.Mutex
+	served map[string]digest.Digest // tool → SHA-256 of the module installed after it verified
+}
+
+// Fetch obtains the version dgst of t, from the cache or else from the
+// registry, and verifies it: the manifest's digest and layout, every
+// blob's digest, and the signature (unless t allows unsigned). Nothing is
+// written to the cache unless all of that passed.
+func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, error) {
+	ref, err := oci.ParseRef(t.Reference)
+	if err != nil {
+		return nil, refuse(CheckReference, err)
+	}
+	d, err := oci.ParseDigest(dgst)
+	if err != nil {
+		return nil, refuse(CheckReference, err)
+	}
+	var toStore [][]byte
+	blob := func(what string, desc ocispec.Descriptor, limit int64) ([]byte, error) {
+		if b, ok := s.Cache.Blob(desc.Digest); ok && int64(len(b)) == desc.Size {
+			return b, nil
+		}
+		b, err := s.Source.FetchBlob(ctx, ref, what, desc, limit)
+		if err != nil {
+			return nil, classify(err)
+		}
+		toStore = append(toStore, b)
+		return b, nil
+	}
+	man, ok := s.Cache.Blob(d)
+	if !ok {
+		if man, err = s.Source.FetchManifest(ctx, ref, dgst); err != nil {
+			return nil, classify(err)
+		}
+		toStore = append(toStore, man)
+	}
+	l, err := oci.ParseManifest(man, s.Source.MaxModule())
+	if err != nil {
+		var se *oci.SizeError
+		if errors.As(err, &se) {
+			return nil, refuse(CheckManifest, err)
+		}
+		return nil, refuse(CheckManifest, err)
+	}
+	if l.Config.MediaType == oci.MediaTypeWasmConfig {
+		if _, err := blob("config", l.Config, oci.MaxConfig); err != nil {
+			return nil, err
+		}
+	}
+	f := &Fetched{Digest: dgst}
+	if f.Module, err = blob("module layer", l.Module, s.Source.MaxModule()); err != nil {
+		return nil, err
+	}
+	if l.Policy != nil {
+		if f.Policy, err = blob("policy layer", *l.Policy, oci.MaxPolicy); err != nil {
+			return nil, err
+		}
+	}
+	if f.Grants, err = Grants(f.Policy); err != nil {
+		return nil, refuse(CheckPolicy, err)
+	}
+	var sigs []oci.Signature
+	if t.RequireSignature() {
+		cached, fromCache := s.Cache.Signatures(d)
+		sigs = cached
+		if fromCache {
+			f.Signer, err = s.Verify(ctx, sigs, dgst, t, s.Dir)
+		}
+		if !fromCache || err != nil {
+			fresh, ferr := s.Source.Signatures(ctx, ref, dgst)
+			switch {
+			case ferr != nil && fromCache:
+				return nil, refuse(CheckSignature, err) // the cached ones failed; the registry says nothing new
+			case ferr != nil:
+				return nil, classify(fmt.Errorf("signatures: %w", ferr))
+			}
+			sigs = fresh
+			if f.Signer, err = s.Verify(ctx, sigs, dgst, t, s.Dir); err != nil {
+				return nil, refuse(CheckSignature, err)
+			}
+			fromCache = false
+		}
+		if !fromCache {
+			if err := s.Cache.PutSignatures(d, sigs); err != nil {
+				return nil, fmt.Errorf("cache: %w", err)
+			}
+		}
+	}
+	for _, b := range toStore {
+		if err := s.Cache.PutBlob(b); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+	}
+	return f, nil
+}
+
+// Sync brings the tools directory in line with the lock once: every tool
+// is fetched (from the cache when there) and verified at its pinned
+// digest and installed when it asks for no more than was approved. With
+// follow, a tool pinned through a tag is also resolved again: a new
+// version that verifies and asks for no more than was approved replaces
+// the old one and the lock is updated; one that asks for more is recorded
+// as pending and the old version keeps serving. Every refusal is logged
+// with the check that failed. It reports whether files of the tools
+// directory changed.
+func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.served == nil {
+		s.served = map[string]digest.Digest{}
+	}
+	lock, err := ReadLock(s.Dir)
+	if err != nil {
+		return false, err
+	}
+	lockChanged := false
+	listed := map[string]bool{}
+	for i := range lock.Tools {
+		t := &lock.Tools[i]
+		listed[t.Name] = true
+		c, lc := s.syncTool(ctx, t, follow)
+		changed = changed || c
+		lockChanged = lockChanged || lc
+	}
+	for name := range s.served {
+		if !listed[name] {
+			s.Log.Info("pulled tool removed from the lock", "tool", name)
+			changed = s.uninstall(name) || changed
+		}
+	}
+	if lockChanged {
+		if err := WriteLock(s.Dir, lock); err != nil {
+			return changed, fmt.Errorf("lock file: %w", err)
+		}
+	}
+	return changed, nil
+}
+
+func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, lockChanged bool) {
+	log := s.Log.With("tool", t.Name, "reference", t.Reference)
+	f, err := s.Fetch(ctx, t, t.Digest)
+	if err == nil && t.Approved == nil {
+		err = refuse(CheckApproval, fmt.Errorf("not approved yet: it asks for %v; run wasmcp approve %s", orNothing(f.Grants), t.Name))
+	} else if err == nil {
+		if beyond := Beyond(f.Grants, *t.Approved); len(beyond) > 0 {
+			err = refuse(CheckApproval, fmt.Errorf("asks for %v beyond what was approved; run wasmcp approve %s", beyond, t.Name))
+			if !equal(t.Pending, f.Grants) || t.PendingDigest != t.Digest {
+				t.Pending, t.PendingDigest, lockChanged = f.Grants, t.Digest, true
+			}
+		}
+	}
+	if err != nil {
+		if _, ok := s.served[t.Name]; ok && s.installedIs(t.Name, s.served[t.Name]) {
+			log.Error("pulled tool refused; the version verified before keeps serving", "digest", t.Digest, checkAttr(err), "reason", err.Error())
+		} else {
+			log.Error("pulled tool refused; not served", "digest", t.Digest, checkAttr(err), "reason", err.Error())
+			changed = s.uninstall(t.Name)
+		}
+	} else {
+		c, ierr := s.install(t.Name, f)
+		if ierr != nil {
+			log.Error("pulled tool: installing into the tools directory", "err", ierr)
+		}
+		changed = c
+		if f.Signer != t.Signer {
+			t.Signer, lockChanged = f.Signer, true
+		}
+	}
+	if !follow {
+		return changed, lockChanged
+	}
+	ref, perr := oci.ParseRef(t.Reference)
+	if perr != nil || ref.ValidateReferenceAsDigest() == nil {
+		return changed, lockChanged // pinned by digest: nothing to follow
+	}
+	now, rerr := s.Source.Resolve(ctx, ref)
+	if rerr != nil {
+		log.Warn("re-pull: the registry did not resolve the tag; the pinned version keeps serving", "err", rerr.Error())
+		return changed, lockChanged
+	}
+	if now == t.Digest {
+		return changed, lockChanged
+	}
+	nf, err := s.Fetch(ctx, t, now)
+	if err == nil && t.Approved == nil {
+		err = refuse(CheckApproval, fmt.Errorf("not approved yet; run wasmcp approve %s", t.Name))
+	}
+	if err == nil {
+		if beyond := Beyond(nf.Grants, *t.Approved); len(beyond) > 0 {
+			log.Error("update refused: it asks for more than was approved; the pinned version keeps serving", "digest", now, "pinned", t.Digest,
+				"check", string(CheckApproval), "asks", beyond, "approve", "wasmcp approve "+t.Name)
+			if !equal(t.Pending, nf.Grants) || t.PendingDigest != now {
+				t.Pending, t.PendingDigest, lockChanged = nf.Grants, now, true
+			}
+			return changed, lockChanged
+		}
+	}
+	if err != nil {
+		log.Error("update refused; the pinned version keeps serving", "digest", now, "pinned", t.Digest, checkAttr(err), "reason", err.Error())
+		return changed, lockChanged
+	}
+	c, ierr := s.install(t.Name, nf)
+	if ierr != nil {
+		log.Error("pulled tool: installing into the tools directory", "err", ierr)
+		return changed, lockChanged
+	}
+	log.Info("pulled tool updated", "digest", now, "was", t.Digest, "signer", nf.Signer)
+	t.Digest, t.Signer, t.Pending, t.PendingDigest = now, nf.Signer, nil, ""
+	return changed || c, true
+}
+
+func orNothing(g []string) any {
+	if len(g) == 0 {
+		return "nothing beyond the defaults"
+	}
+	return g
+}
+
+func checkAttr(err error) slog.Attr {
+	var ce *CheckError
+	if errors.As(err, &ce) {
+		return slog.String("check", string(ce.Check))
+	}
+	return slog.String("check", "install")
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Files of a tool in the tools directory.
+func (s *Syncer) wasmPath(name string) string   { return filepath.Join(s.Dir, name+".wasm") }
+func (s *Syncer) policyPath(name string) string { return filepath.Join(s.Dir, name+".policy.toml") }
+
+// installedIs reports whether NAME.wasm holds the module of hash h.
+func (s *Syncer) installedIs(name string, h digest.Digest) bool {
+	b, err := os.ReadFile(s.wasmPath(name))
+	return err == nil && digest.FromBytes(b) == h
+}
+
+// install writes a verified version's files (the policy first, then the
+// module, each renamed into place) when they differ from what is there.
+func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
+	pp := s.policyPath(name)
+	old, rerr := os.ReadFile(pp)
+	switch {
+	case f.Policy == nil && rerr == nil:
+		if err := os.Remove(pp); err != nil {
+			return false, err
+		}
+		changed = true
+	case f.Policy != nil && (rerr != nil || !bytes.Equal(old, f.Policy)):
+		if err := writeAtomic(pp, f.Policy, 0o644); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	h := digest.FromBytes(f.Module)
+	if !s.installedIs(name, h) {
+		if err := writeAtomic(s.wasmPath(name), f.Module, 0o644); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	s.served[name] = h
+	return changed, nil
+}
+
+// uninstall removes a tool's files from the tools directory.
+func (s *Syncer) uninstall(name string) bool {
+	delete(s.served, name)
+	changed := false
+	for _, p := range []string{s.wasmPath(name), s.policyPath(name)} {
+		if err := os.Remove(p); err == nil {
+			changed = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			s.Log.Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
+		}
+	}
+	return changed
+}

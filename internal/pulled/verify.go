@@ -1,0 +1,81 @@
+package pulled
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/oci"
+)
+
+// SignerPolicy is what a tool's lock entry expects of its signer, the
+// files read.
+type SignerPolicy struct {
+	PublicKey      []byte
+	TrustedRoot    []byte
+	Identity       string
+	IdentityRegexp string
+	Issuer         string
+}
+
+// signerPolicy reads the files t names (relative to dir).
+func signerPolicy(t *Tool, dir string) (SignerPolicy, error) {
+	p := SignerPolicy{Identity: t.Identity, IdentityRegexp: t.IdentityRegexp, Issuer: t.Issuer}
+	read := func(key, path string) ([]byte, error) {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		return b, nil
+	}
+	var err error
+	if t.Key != "" {
+		if p.PublicKey, err = read("key", t.Key); err != nil {
+			return p, err
+		}
+	}
+	if t.TrustedRoot != "" {
+		if p.TrustedRoot, err = read("trusted_root", t.TrustedRoot); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// Verify checks the signatures of the manifest dgst against t's expected
+// signer: a Sigstore bundle (from a referrer) or a cosign simple-signing
+// signature (from the sha256-<hex>.sig tag); one that verifies is enough.
+// It returns the signer, or an error saying why none verified.
+func Verify(ctx context.Context, sigs []oci.Signature, dgst string, t *Tool, dir string) (string, error) {
+	p, err := signerPolicy(t, dir)
+	if err != nil {
+		return "", err
+	}
+	if len(sigs) == 0 {
+		return "", fmt.Errorf("unsigned: no signature is attached to %s (set signed = false for %s in %s to serve it unsigned)", dgst, t.Name, LockName)
+	}
+	var why []string
+	for _, s := range sigs {
+		var signer string
+		var err error
+		switch {
+		case s.Bundle != nil:
+			signer, err = VerifyBundle(ctx, s.Bundle, dgst, p)
+		case s.Payload != nil:
+			signer, err = VerifySimple(s.Payload, s.Sig, dgst, p)
+		default:
+			err = errors.New("empty signature")
+		}
+		if err == nil {
+			return signer, nil
+		}
+		why = append(why, s.Source+": "+err.Error())
+	}
+	return "", fmt.Errorf("no signature of %s verifies for the expected signer: %s", dgst, strings.Join(why, "; "))
+}
