@@ -24,13 +24,13 @@ import (
 // fakeRegistry serves one repository, "tools/echo", on loopback: a tag
 // "v1" for the manifest, and blobs by digest. Tests bend it.
 type fakeRegistry struct {
-	srv       *httptest.Server
-	manifest  []byte
-	blobs     map[digest.Digest][]byte
-	blobGets  atomic.Int64
-	tamper    func(d digest.Digest, b []byte) []byte // alters a blob as served
-	redirect  string                                 // when set, blob GETs are redirected to this base URL
-	delay     time.Duration
+	srv      *httptest.Server
+	manifest []byte
+	blobs    map[digest.Digest][]byte
+	blobGets atomic.Int64
+	tamper   func(d digest.Digest, b []byte) []byte // alters a blob as served
+	redirect string                                 // when set, blob GETs are redirected to this base URL
+	delay    time.Duration
 }
 
 func newFake(t *testing.T, layers []ocispec.Descriptor, blobs map[digest.Digest][]byte) *fakeRegistry {
@@ -96,7 +96,9 @@ func (f *fakeRegistry) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeRegistry) ref() string { return strings.TrimPrefix(f.srv.URL, "http://") + "/tools/echo:v1" }
+func (f *fakeRegistry) ref() string {
+	return strings.TrimPrefix(f.srv.URL, "http://") + "/tools/echo:v1"
+}
 
 var module = []byte("\x00asm\x01\x00\x00\x00")
 
