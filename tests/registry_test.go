@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -308,4 +310,14 @@ func TestRegistryGrants(t *testing.T) {
 	if got := callVersion(t, c); !strings.Contains(got, "version v2") {
 		t.Fatalf("after approving the update: %s", got)
 	}
+}
+
+func runWasmcp(args ...string) (string, error) {
+	out, err := exec.Command(wasmcpBin, args...).CombinedOutput()
+	return string(out), err
+}
+
+func digestOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
 }

@@ -1,0 +1,92 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/wasmcp/wasmcp/internal/oci"
+)
+
+// TestRegistrySigned: push --sign, pull --key, serve; then refused: the
+// signature's blob swapped in the registry's storage, a signature by
+// another key, and a genuine signature of another digest attached to this
+// one.
+func TestRegistrySigned(t *testing.T) {
+	t.Parallel()
+	e := newRegEnv(t, false)
+	keys := t.TempDir()
+	if out, err := runWasmcp("keygen", "--out", filepath.Join(keys, "me")); err != nil {
+		if strings.Contains(out, "not available in this build") {
+			t.Skip("signing is not built in yet (internal/signing): " + strings.TrimSpace(out))
+		}
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	if out, err := runWasmcp("keygen", "--out", filepath.Join(keys, "other")); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	d1 := e.push(t, "v1", "", "tools/reload:v1", "--sign", filepath.Join(keys, "me.key"))
+	pub := filepath.Join(keys, "me.pub")
+	out := e.run(t, true, "pull", e.reg.Addr+"/tools/reload:v1", "-o", e.tools, "--key", pub, "--cache-dir", e.cache)
+	if !strings.Contains(out, d1) || !strings.Contains(out, "signer") {
+		t.Fatalf("pull: %s", out)
+	}
+	s := e.serve(t)
+	c := newStdioClient(t, s)
+	if got := callVersion(t, c); !strings.Contains(got, "version v1") {
+		t.Fatalf("served: %s", got)
+	}
+	s.stdin.Close()
+	_ = s.cmd.Wait()
+
+	pullFresh := func() string {
+		return e.run(t, false, "pull", e.reg.Addr+"/tools/reload:v1", "-o", t.TempDir(), "--key", pub, "--cache-dir", t.TempDir())
+	}
+	// Signed by another key: refused.
+	e.push(t, "v2", "", "tools/reload:other", "--sign", filepath.Join(keys, "other.key"))
+	if out := e.run(t, false, "pull", e.reg.Addr+"/tools/reload:other", "-o", t.TempDir(), "--key", pub, "--cache-dir", t.TempDir()); !strings.Contains(out, "signature check failed") {
+		t.Fatalf("another key: %s", out)
+	}
+	// A genuine signature of another digest attached to v2's manifest.
+	c2, err := oci.New(oci.Options{DockerConfig: e.dockerCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d2 := e.push(t, "v2", "", "tools/reload:v2")
+	ref, _ := oci.ParseRef(e.reg.Addr + "/tools/reload:v2")
+	sigs, err := c2.Signatures(ctx, ref, d1)
+	if err != nil || len(sigs) == 0 {
+		t.Fatalf("signatures of v1: %v %v", sigs, err)
+	}
+	dd, _ := oci.ParseDigest(d2)
+	man, err := c2.FetchManifest(ctx, ref, d2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.PushSignature(ctx, ref, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: dd, Size: int64(len(man))}, sigs[0].Bundle); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.run(t, false, "pull", e.reg.Addr+"/tools/reload:v2", "-o", t.TempDir(), "--key", pub, "--cache-dir", t.TempDir()); !strings.Contains(out, "signature check failed") {
+		t.Fatalf("a signature of another digest: %s", out)
+	}
+	// The signature's blob swapped in storage (one byte): refused.
+	bundle := e.reg.BlobPath(digestOf(sigs[0].Bundle))
+	b, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(bundle, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := pullFresh(); !strings.Contains(out, "check failed") {
+		t.Fatalf("a tampered signature: %s", out)
+	}
+}
