@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/dop251/goja"
 
@@ -223,7 +224,7 @@ func (r *runner) register(f func()) {
 			if _, ok := x.(*goja.Object); ok {
 				panic(x)
 			}
-			panic(r.vm.NewTypeError(fmt.Sprint(x)))
+			panic(r.vm.NewTypeError(strings.TrimPrefix(fmt.Sprint(x), "guest: ")))
 		}
 	}()
 	f()

@@ -267,11 +267,14 @@
 		resolve(new Response(JSON.parse(native.http(JSON.stringify(req)))));
 	}));
 
-	// --- the module and the script's CommonJS wrapper -----------------------
+	// --- CommonJS: the script runs as a program (so positions in errors are
+	// the file's) with module, exports and require as globals; esbuild's
+	// CommonJS output (the host's TypeScript transform) runs unchanged.
 	const api = Object.freeze({ McpServer });
 	const module = { exports: {} };
-	hide("__wasmcpModule", module);
-	hide("__wasmcpRequire", (name) => {
+	hide("module", module);
+	hide("exports", module.exports);
+	hide("require", (name) => {
 		if (name === "wasmcp" || name === "@modelcontextprotocol/server" || name === "@modelcontextprotocol/sdk/server/mcp.js") return api;
 		throw new Error("cannot find module '" + name + "': a wasmcp script can import only \"wasmcp\"");
 	});

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 
 	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
 )
@@ -36,6 +37,7 @@ type runner struct {
 
 // load compiles and runs the script and returns its runner.
 func load(name, src string) (*runner, error) {
+	currentName = name
 	r := &runner{vm: goja.New(), name: name}
 	r.vm.SetMaxCallStackSize(maxCallStack)
 	r.vm.SetFieldNameMapper(goja.UncapFieldNameMapper())
@@ -53,12 +55,16 @@ func load(name, src string) (*runner, error) {
 		return nil, fmt.Errorf("runner: prelude: %w", err)
 	}
 	r.invoke, _ = goja.AssertFunction(api.ToObject(r.vm).Get("invoke"))
-	prog, err := goja.Compile(name, wrapScript(src), false)
+	ast, err := parser.ParseFile(nil, name, src, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s", syntaxError(name, err))
+		return nil, errors.New(syntaxError(name, err))
+	}
+	prog, err := goja.CompileAST(ast, false)
+	if err != nil {
+		return nil, errors.New(syntaxError(name, err))
 	}
 	if _, err := r.vm.RunProgram(prog); err != nil {
-		return nil, fmt.Errorf("%s: the script's top level threw: %s", name, jsError(err))
+		return nil, fmt.Errorf("the script's top level threw: %s", jsError(err))
 	}
 	// Timers the top level set would fire in whichever call first waits:
 	// they are dropped (a call's own timers work).
@@ -71,20 +77,17 @@ func load(name, src string) (*runner, error) {
 	return r, nil
 }
 
-// wrapScript runs the script as a CommonJS module: require("wasmcp")
-// gives the API, and esbuild's CommonJS output (the host's TypeScript
-// transform) runs unchanged. The wrapper adds no line, so positions in
-// errors are the file's.
-func wrapScript(src string) string {
-	return "(function (exports, require, module) {" + src + "\n})(__wasmcpModule.exports, __wasmcpRequire, __wasmcpModule);"
-}
-
-// syntaxError formats a compile error as file:line:col: message.
+// syntaxError formats a parse error as file:line:col: message (the
+// first error; the rest often follow from it).
 func syntaxError(name string, err error) string {
-	var ce *goja.CompilerSyntaxError
-	if errors.As(err, &ce) && ce.File != nil {
-		p := ce.File.Position(ce.Offset)
-		return fmt.Sprintf("%s:%d:%d: syntax error: %s", name, p.Line, p.Column, ce.Message)
+	var list parser.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		e := list[0]
+		return fmt.Sprintf("%s:%d:%d: syntax error: %s", name, e.Position.Line, e.Position.Column, e.Message)
+	}
+	var pe *parser.Error
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s:%d:%d: syntax error: %s", name, pe.Position.Line, pe.Position.Column, pe.Message)
 	}
 	return fmt.Sprintf("%s: syntax error: %v", name, err)
 }
@@ -92,9 +95,19 @@ func syntaxError(name string, err error) string {
 // jsError is the text of an error the script threw: the JavaScript
 // error's name and message, and where it was thrown.
 func jsError(err error) string {
+	scriptName := currentName
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
-		return strings.TrimSpace(ex.String())
+		// One line: the error and where it was thrown (the log keeps the
+		// last line of a failed load's stderr).
+		msg := strings.TrimSpace(ex.Value().String())
+		for _, f := range ex.Stack() {
+			if f.SrcName() == scriptName {
+				p := f.Position()
+				return fmt.Sprintf("%s:%d:%d: %s", scriptName, p.Line, p.Column, msg)
+			}
+		}
+		return msg
 	}
 	var se *goja.StackOverflowError
 	if errors.As(err, &se) {
@@ -120,6 +133,9 @@ func (r *runner) errorText(v goja.Value) string {
 	}
 	return v.String()
 }
+
+// currentName is the script's file name, for error positions.
+var currentName string
 
 // errNeverSettled is a handler whose promise can never settle.
 var errNeverSettled = errors.New("the handler's promise never settled: nothing it awaits can still happen (no timer, no request is pending)")

@@ -1,0 +1,120 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+)
+
+// Scripts (issue 29): a .js file in the tools directory is a module run on
+// the JavaScript runner (guest-sdk/js/runner). These tests hold a script
+// to the walls every guest meets — the deadline, the memory cap, a clear
+// tool error — and its load errors to a clear message with the file,
+// line and column.
+
+var jsRunner built[string]
+
+// jsRunnerWasm builds the runner once and points wasmcp at it
+// (WASMCP_JS_RUNNER, until wasmcp embeds its own).
+func jsRunnerWasm(t *testing.T) {
+	t.Helper()
+	path := jsRunner.get(t, func() (string, error) {
+		out := filepath.Join(workDir, "jsrunner", "runner.wasm")
+		return out, guestbuild.Build(context.Background(), "../guest-sdk/js/runner", out)
+	})
+	t.Setenv("WASMCP_JS_RUNNER", path)
+}
+
+// wallsScript has one tool per wall a call can hit.
+const wallsScript = `const { McpServer } = require("wasmcp");
+const server = new McpServer({ name: "walls", version: "1.0.0" });
+server.registerTool("spin", {}, () => { for (;;) {} });
+server.registerTool("grow", {}, () => { let s = "x"; const keep = []; for (;;) { s = s + s; keep.push(s); } });
+server.registerTool("recurse", {}, () => { const f = (n) => f(n + 1) + 1; return String(f(0)); });
+server.registerTool("never", {}, () => new Promise(() => {}));
+server.registerTool("later", {}, () => new Promise((resolve) => setTimeout(() => resolve("later"), 10)));
+server.registerTool("fails", {}, async () => { throw new RangeError("out of range"); });
+server.registerTool("random", {}, () => crypto.randomUUID());
+server.registerTool("logs", {}, () => { console.log("to the log"); return "logged"; });
+`
+
+// jsCall runs wasmcp call on a script and returns its combined output.
+func jsCall(t *testing.T, script, tool string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, wasmcpBin, "call", "--cache-dir", compileCache, script, tool, "{}").CombinedOutput()
+	return string(out), err
+}
+
+func TestScriptWalls(t *testing.T) {
+	jsRunnerWasm(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "walls.js")
+	if err := os.WriteFile(script, []byte(wallsScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "walls.policy.toml"), []byte("timeout = \"3s\"\nmemory = \"96MiB\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool string
+		ok   bool
+		want string // in the output
+	}{
+		{"later", true, `"text": "later"`},
+		{"spin", false, "deadline"},
+		{"grow", false, "memory"},
+		{"recurse", false, "RangeError"},
+		{"never", false, "the handler's promise never settled"},
+		{"fails", false, "RangeError: out of range"},
+		{"random", true, `"text": "`},
+		{"logs", true, `line="to the log"`},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			out, err := jsCall(t, script, c.tool)
+			if (err == nil) != c.ok {
+				t.Errorf("wasmcp call %s: err %v, want ok=%v\n%s", c.tool, err, c.ok, out)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("wasmcp call %s: output lacks %q:\n%s", c.tool, c.want, out)
+			}
+		})
+	}
+	// Two calls draw different random values: crypto asks the host.
+	a, _ := jsCall(t, script, "random")
+	b, _ := jsCall(t, script, "random")
+	if a == b {
+		t.Errorf("crypto.randomUUID repeats across calls:\n%s", a)
+	}
+}
+
+func TestScriptLoadErrors(t *testing.T) {
+	jsRunnerWasm(t)
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ src, want string }{
+		"throws.js": {"const { McpServer } = require(\"wasmcp\");\nnew McpServer({ name: \"t\" });\nthrow new Error(\"no config\");\n",
+			"the script's top level threw: throws.js:3:7: Error: no config"},
+		"twice.js": {"const { McpServer } = require(\"wasmcp\");\nconst s = new McpServer({ name: \"t\" });\ns.registerTool(\"a\", {}, () => \"a\");\ns.registerTool(\"a\", {}, () => \"b\");\n",
+			"twice.js:4:"},
+		"syntax.js": {"const x = ;\n", "syntax.js:1:11: syntax error"},
+		"empty.js":  {"// nothing\n", "the script registers nothing"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			script := filepath.Join(dir, name)
+			if err := os.WriteFile(script, []byte(c.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := jsCall(t, script, "a")
+			if err == nil || !strings.Contains(out, c.want) {
+				t.Errorf("wasmcp call %s: err %v, want a load error with %q:\n%s", name, err, c.want, out)
+			}
+		})
+	}
+}
