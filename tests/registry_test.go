@@ -321,3 +321,28 @@ func digestOf(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:])
 }
+
+// TestRegistryPullInterval: with --pull-interval, a new version pushed to
+// the followed tag that asks for no more than was approved replaces the
+// old one (clients are told the list changed) and the lock's digest moves
+// to it.
+func TestRegistryPullInterval(t *testing.T) {
+	t.Parallel()
+	e := newRegEnv(t, false)
+	e.push(t, "v1", "", "tools/reload:stable")
+	e.run(t, true, "pull", e.reg.Addr+"/tools/reload:stable", "-o", e.tools, "--unsigned", "--cache-dir", e.cache)
+	s := e.serve(t, "--pull-interval", "300ms", "--watch=false")
+	c := newStdioClient(t, s)
+	if got := callVersion(t, c); !strings.Contains(got, "version v1") {
+		t.Fatalf("served: %s", got)
+	}
+	d2 := e.push(t, "v2", "", "tools/reload:stable")
+	waitNote(t, c, "notifications/tools/list_changed", 30*time.Second)
+	if got := callVersion(t, c); !strings.Contains(got, "version v2") {
+		t.Fatalf("after the update: %s", got)
+	}
+	lock, _ := os.ReadFile(filepath.Join(e.tools, "wasmcp.lock"))
+	if !strings.Contains(string(lock), d2) {
+		t.Fatalf("the lock does not pin the update:\n%s", lock)
+	}
+}
