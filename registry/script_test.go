@@ -1,0 +1,113 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+)
+
+// runnerOnce builds the JavaScript runner (guest-sdk/js/runner) once per
+// test binary and makes it the registry's.
+var runnerOnce = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "wasmcp-jsrunner")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "runner.wasm")
+	if err := guestbuild.Build(context.Background(), "../guest-sdk/js/runner", out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+})
+
+func useRunner(tb testing.TB) []byte {
+	tb.Helper()
+	wasm, err := runnerOnce()
+	if err != nil {
+		tb.Skip("cannot build the JavaScript runner: ", err)
+	}
+	SetScriptTools(ScriptTools{Runner: func() ([]byte, error) { return wasm, nil }})
+	return wasm
+}
+
+const echoScript = `const { McpServer } = require("wasmcp");
+const server = new McpServer({ name: "echo", version: "1.0.0" });
+server.registerTool("echo", { description: "Returns its text.",
+	inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } },
+	({ text }) => text);
+`
+
+func TestScriptNames(t *testing.T) {
+	for name, want := range map[string]bool{"a.js": true, "a.ts": true, "a.d.ts": false, "a.wasm": true, ".a.js": false, "a.json": false, ".js": false} {
+		if got := moduleFile(name); got != want {
+			t.Errorf("moduleFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if got := ModuleName("/x/hello.ts"); got != "hello" {
+		t.Errorf("ModuleName = %q", got)
+	}
+	if got := PolicyFile("/x/hello.js"); got != "/x/hello.policy.toml" {
+		t.Errorf("PolicyFile = %q", got)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s.ts"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileFor(dir, "s.policy.toml"); got != "s.ts" {
+		t.Errorf("fileFor(s.policy.toml) beside s.ts = %q", got)
+	}
+}
+
+// BenchmarkScriptEcho is one tools/call of a JavaScript echo tool in a
+// fresh instance from the script's snapshot, as wasmcp serve runs it
+// (compare host's BenchmarkWordCount/go-reactor):
+//
+//	go test -run '^$' -bench ScriptEcho -benchmem ./registry/
+func BenchmarkScriptEcho(b *testing.B) {
+	runner := useRunner(b)
+	dir := b.TempDir()
+	script := filepath.Join(dir, "echo.js")
+	if err := os.WriteFile(script, []byte(echoScript), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	e, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler), InstrumentLoops: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	m, err := LoadFile(context.Background(), e, script)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if used, why := m.Snapshot(); !used {
+		b.Fatalf("the script runs without a snapshot: %s", why)
+	}
+	b.ReportMetric(float64(len(runner)), "runner-bytes")
+	params := []byte(`{"name":"echo","arguments":{"text":"hello"}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := m.Call(context.Background(), abi.MethodToolsCall, params, nil)
+		if err != nil || r.Error != nil {
+			b.Fatalf("call: %v %v", err, r)
+		}
+		if i == 0 {
+			var res struct {
+				Content []struct{ Text string } `json:"content"`
+			}
+			if json.Unmarshal(r.Result, &res) != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "hello") {
+				b.Fatalf("echo answered %s", r.Result)
+			}
+		}
+	}
+}
