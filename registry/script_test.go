@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
@@ -108,6 +109,55 @@ func BenchmarkScriptEcho(b *testing.B) {
 			if json.Unmarshal(r.Result, &res) != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "hello") {
 				b.Fatalf("echo answered %s", r.Result)
 			}
+		}
+	}
+}
+
+func hiScript(version string) []byte {
+	return []byte(`const { McpServer } = require("wasmcp");
+new McpServer({ name: "hi", version: "1.0.0" }).registerTool("js_hi", {}, () => "hi from ` + version + `");
+`)
+}
+
+// TestScriptHotReload: saving a script reloads it; a policy beside it
+// belongs to it; a .d.ts beside it is not a tool.
+func TestScriptHotReload(t *testing.T) {
+	useRunner(t)
+	f := newFixture(t, WatchOptions{Settle: 20 * time.Millisecond})
+	if err := os.WriteFile(filepath.Join(f.dir, "wasmcp.d.ts"), []byte("declare module \"wasmcp\" {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A script's first load compiles the runner with its snapshot: slow
+	// on a busy machine.
+	waitCall := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			got := f.call("js_hi")
+			if strings.Contains(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("js_hi never answered %q; last: %s", want, got)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	f.deploy("hi.js", hiScript("v1"))
+	waitCall("hi from v1")
+	first := f.reg.Modules()["hi.js"]
+	if err := os.WriteFile(filepath.Join(f.dir, "hi.policy.toml"), []byte("timeout = \"5s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the policy's reload", func() bool { m := f.reg.Modules()["hi.js"]; return m != nil && m != first })
+	if got := f.reg.Modules()["hi.js"].Policy().Limits.Timeout; got != 5*time.Second {
+		t.Errorf("the script's policy timeout is %v, want 5s", got)
+	}
+	f.deploy("hi.js", hiScript("v2"))
+	waitCall("hi from v2")
+	for name := range f.reg.Modules() {
+		if strings.HasSuffix(name, ".d.ts") {
+			t.Errorf("%s was loaded as a tool", name)
 		}
 	}
 }
