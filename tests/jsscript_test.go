@@ -40,7 +40,7 @@ server.registerTool("recurse", {}, () => { const f = (n) => f(n + 1) + 1; return
 server.registerTool("never", {}, () => new Promise(() => {}));
 server.registerTool("later", {}, () => new Promise((resolve) => setTimeout(() => resolve("later"), 10)));
 server.registerTool("fails", {}, async () => { throw new RangeError("out of range"); });
-server.registerTool("random", {}, () => crypto.randomUUID());
+server.registerTool("random", {}, () => crypto.randomUUID() + " " + Math.random());
 server.registerTool("logs", {}, () => { console.log("to the log"); return "logged"; });
 `
 
@@ -88,10 +88,19 @@ func TestScriptWalls(t *testing.T) {
 		})
 	}
 	// Two calls draw different random values: crypto asks the host.
-	a, _ := jsCall(t, script, "random")
-	b, _ := jsCall(t, script, "random")
-	if a == b {
-		t.Errorf("crypto.randomUUID repeats across calls:\n%s", a)
+	text := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, `"text": "`) {
+				return l
+			}
+		}
+		t.Fatalf("no text in:\n%s", out)
+		return ""
+	}
+	ao, _ := jsCall(t, script, "random")
+	bo, _ := jsCall(t, script, "random")
+	if a, b := text(ao), text(bo); a == b {
+		t.Errorf("crypto.randomUUID or Math.random repeats across calls:\n%s", a)
 	}
 }
 

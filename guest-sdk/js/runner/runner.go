@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/rand"
 	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +43,10 @@ func load(name, src string) (*runner, error) {
 	r := &runner{vm: goja.New(), name: name}
 	r.vm.SetMaxCallStackSize(maxCallStack)
 	r.vm.SetFieldNameMapper(goja.UncapFieldNameMapper())
+	// Math.random draws from the host on every call: a generator seeded
+	// at start-up would repeat its sequence in every call's instance,
+	// since every call starts from the same snapshot.
+	r.vm.SetRandSource(hostRandom)
 	pre, err := goja.Compile("wasmcp:prelude", prelude, true)
 	if err != nil {
 		return nil, fmt.Errorf("runner: prelude: %w", err)
@@ -70,6 +76,11 @@ func load(name, src string) (*runner, error) {
 	// they are dropped (a call's own timers work).
 	if n := r.timers.clear(); n > 0 {
 		fmt.Fprintf(os.Stderr, "%s: %d timer(s) set at the top level were dropped: timers run only while a call waits\n", name, n)
+	}
+	// goja builds its built-in objects on first use: build the ones
+	// every call uses now, so that the snapshot holds them.
+	if _, err := r.vm.RunString(warmUp); err != nil {
+		return nil, fmt.Errorf("runner: warm-up: %w", err)
 	}
 	if r.srv == nil {
 		return nil, fmt.Errorf("%s: the script registers nothing: create the server with `new McpServer({name, version})` and register tools on it", name)
@@ -132,6 +143,25 @@ func (r *runner) errorText(v goja.Value) string {
 		}
 	}
 	return v.String()
+}
+
+// warmUp touches what a call's path through the prelude uses.
+const warmUp = `(function () {
+	const v = JSON.parse('{"a":[1,"x",true,null,{"b":2.5}]}');
+	JSON.stringify({ content: [{ type: "text", text: String(v.a[0]) }], structuredContent: v });
+	Promise.resolve(1).then((x) => x); (async () => { await 0; })();
+	[1, 2].map((x) => x).reduce((a, b) => a + b, 0); Object.assign({}, v); Object.keys(v);
+	new Uint8Array(1); "x".replace(/x/, "y"); Array.isArray(v); typeof Symbol.iterator;
+})();`
+
+// hostRandom is a float64 in [0, 1) from crypto/rand (the host's
+// random_get).
+func hostRandom() float64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return float64(binary.LittleEndian.Uint64(b[:])>>11) / (1 << 53)
 }
 
 // currentName is the script's file name, for error positions.
