@@ -11,7 +11,7 @@
 // script and everything its top level built, so every call's fresh
 // instance starts with the script loaded (docs/design/snapshots.md).
 //
-// Build (see /guest-sdk/js/README.md):
+// Build (see guest-sdk/js/README.md):
 //
 //	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o runner.wasm .
 package main
