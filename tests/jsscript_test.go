@@ -2,6 +2,10 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,5 +129,46 @@ func TestScriptLoadErrors(t *testing.T) {
 				t.Errorf("wasmcp call %s: err %v, want a load error with %q:\n%s", name, err, c.want, out)
 			}
 		})
+	}
+}
+
+// TestScriptFetch: fetch() goes through the host's outbound HTTP — the
+// policy's allow-list and its secret header, which the script never sees
+// — and an await on it settles the handler's promise.
+func TestScriptFetch(t *testing.T) {
+	jsRunnerWasm(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Kind", "json")
+		fmt.Fprintf(w, `{"token":%t,"method":%q}`, r.Header.Get("X-Token") == "s3cr3t-value", r.Method)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	dir := t.TempDir()
+	script := fmt.Sprintf(`const { McpServer } = require("wasmcp");
+const server = new McpServer({ name: "getter", version: "1.0.0" });
+server.registerTool("get", {}, async () => {
+	const resp = await fetch(%q);
+	const body = await resp.json();
+	return resp.status + " " + resp.headers.get("x-kind") + " " + body.token + " " + body.method + " " + JSON.stringify(resp.headers.get("x-token"));
+});
+server.registerTool("denied", {}, async () => { await fetch("http://127.0.0.1:1/"); return "reached"; });
+`, srv.URL+"/data")
+	if err := os.WriteFile(filepath.Join(dir, "getter.js"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy := fmt.Sprintf("[[http.allow]]\nscheme = \"http\"\nhost = \"127.0.0.1\"\nport = %s\nheaders = { X-Token = \"s3cr3t-value\" }\n", u.Port())
+	if err := os.WriteFile(filepath.Join(dir, "getter.policy.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := jsCall(t, filepath.Join(dir, "getter.js"), "get")
+	if err != nil || !strings.Contains(out, `"text": "200 json true GET null"`) {
+		t.Errorf("get: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "s3cr3t") {
+		t.Errorf("the secret reached the output:\n%s", out)
+	}
+	out, err = jsCall(t, filepath.Join(dir, "getter.js"), "denied")
+	if err == nil || !strings.Contains(out, "fetch http://127.0.0.1:1/") {
+		t.Errorf("denied: %v, want a tool error from fetch\n%s", err, out)
 	}
 }
