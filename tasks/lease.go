@@ -96,15 +96,25 @@ func (m *Manager) leaseKey() time.Duration { return m.opts.Lease * 3 / 4 }
 
 // keepLease renews this replica's lease every eighth of a lease and fails
 // the tasks of replicas whose lease is gone. A task is taken over only
-// when its replica's lease was seen missing twice in a row, an eighth of a
-// lease apart, so a replica whose renewals failed for a while (an outage
-// of Redis shorter than about three quarters of the lease) renews it
-// first.
+// when its replica's lease was seen missing at two looks at least an
+// eighth of a lease apart (measured, not counted: a renewal that blocked
+// through an outage leaves a tick waiting, and the next look then comes
+// at once), so a replica whose renewals failed for a while (an outage of
+// Redis shorter than about three quarters of the lease) renews it first.
+// After an outage of the store itself no task is taken over for half a
+// lease: every replica's lease may have lapsed in it, and the others
+// reconnect on their own schedule (their client's dial back-off), so a
+// replica back first must not fail their tasks.
 func (m *Manager) keepLease(ctx context.Context) {
 	every := m.opts.Lease / 8
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	suspects := map[string]string{}
+	type suspect struct {
+		replica string
+		since   time.Time
+	}
+	suspects := map[string]suspect{}
+	var graceUntil time.Time
 	failing := false
 	for n := 1; ; n++ {
 		select {
@@ -128,7 +138,8 @@ func (m *Manager) keepLease(ctx context.Context) {
 			// the next tick, so that the others, back within a tick,
 			// renew theirs (and write the outcomes they kept) before
 			// any of their tasks is taken over.
-			suspects = map[string]string{}
+			suspects = map[string]suspect{}
+			graceUntil = time.Now().Add(m.opts.Lease / 2)
 			m.renewHolds(ctx)
 			continue
 		} else if n%8 == 0 {
@@ -139,10 +150,16 @@ func (m *Manager) keepLease(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		next := map[string]string{}
+		now := time.Now()
+		next := make(map[string]suspect, len(orphans))
 		for id, rid := range orphans {
-			if suspects[id] != rid {
-				next[id] = rid
+			seen, ok := suspects[id]
+			if !ok || seen.replica != rid {
+				next[id] = suspect{rid, now}
+				continue
+			}
+			if now.Sub(seen.since) < every || now.Before(graceUntil) {
+				next[id] = seen
 				continue
 			}
 			m.takeOver(ctx, id, rid)
