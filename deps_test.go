@@ -96,6 +96,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/registrytest"}},
 	{rule: "internal/oci knows nothing of every other wasmcp package", roots: []string{"./internal/oci"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/oci"}},
+	{rule: "internal/signing knows nothing of every other wasmcp package", roots: []string{"./internal/signing"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/signing"}},
 	{rule: "internal/pulled knows nothing of every wasmcp package but internal/oci, internal/privdir and internal/signing", roots: []string{"./internal/pulled"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/pulled", mod + "/internal/oci", mod + "/internal/privdir", mod + "/internal/signing"}},
 	{rule: "cmd/mcpload knows nothing of wasmcp's server: wazero, host, registry, protocol, transport, tasks, go-redis and bbolt", roots: []string{"./cmd/mcpload"},

@@ -22,9 +22,6 @@ func TestRegistrySigned(t *testing.T) {
 	e := newRegEnv(t, false)
 	keys := t.TempDir()
 	if out, err := runWasmcp("keygen", "--out", filepath.Join(keys, "me")); err != nil {
-		if strings.Contains(out, "not available in this build") {
-			t.Skip("signing is not built in yet (internal/signing): " + strings.TrimSpace(out))
-		}
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
 	if out, err := runWasmcp("keygen", "--out", filepath.Join(keys, "other")); err != nil {

@@ -1,0 +1,38 @@
+package pulled
+
+import (
+	"context"
+
+	"github.com/wasmcp/wasmcp/internal/signing"
+)
+
+// VerifyBundle verifies a Sigstore bundle over the manifest digest dgst
+// against p and returns the signer.
+func VerifyBundle(ctx context.Context, bundle []byte, dgst string, p SignerPolicy) (string, error) {
+	res, err := signing.Verify(ctx, bundle, dgst, signing.Policy(p))
+	if err != nil {
+		return "", err
+	}
+	return res.Signer, nil
+}
+
+// VerifySimple verifies a cosign simple-signing signature of dgst against
+// p and returns the signer.
+func VerifySimple(payload []byte, sig string, dgst string, p SignerPolicy) (string, error) {
+	res, err := signing.VerifySimpleSigning(payload, sig, dgst, signing.Policy(p))
+	if err != nil {
+		return "", err
+	}
+	return res.Signer, nil
+}
+
+// Sign signs a manifest digest with a PEM private key and returns a
+// Sigstore bundle (JSON).
+func Sign(dgst string, privateKeyPEM []byte) ([]byte, error) {
+	return signing.Sign(dgst, privateKeyPEM)
+}
+
+// GenerateKey makes a signing key pair (PEM).
+func GenerateKey() (privatePEM, publicPEM []byte, err error) {
+	return signing.GenerateKey()
+}

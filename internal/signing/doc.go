@@ -1,0 +1,23 @@
+// Package signing signs and verifies the signatures of tools pulled from
+// an OCI registry, in process, with sigstore-go (no external program).
+//
+// What is signed is the digest of the tool's OCI manifest: the manifest
+// names the module's and the policy's blobs by digest, so a signature over
+// it covers every byte the host runs, and the digest verified is the
+// digest pulled (the host never verifies one reference and runs another).
+//
+// Two kinds of signer are accepted:
+//
+//   - a public key (ECDSA P-256 or P-384, PEM): a Sigstore bundle whose
+//     message signature is over the manifest digest, as Sign writes it
+//     (and `cosign sign --key` with the new bundle format), or cosign's
+//     older simple-signing payload (VerifySimpleSigning). Key-based
+//     bundles need no transparency log or timestamp; the key is the trust.
+//   - keyless: a bundle whose Fulcio certificate chains to the operator's
+//     trusted root (a Sigstore trusted_root.json, read from a file: nothing
+//     is fetched), whose subject alternative name and OIDC issuer match the
+//     lock's expectation, with a transparency-log entry (inclusion proof)
+//     that dates the signature inside the certificate's validity.
+//
+// Every refusal is an *Error whose Reason says which check failed.
+package signing

@@ -1,0 +1,189 @@
+package signing
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+)
+
+func digestOf(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(h[:])
+}
+
+func reason(t *testing.T, err error) Reason {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	return e.Reason
+}
+
+func TestSignVerify(t *testing.T) {
+	priv, pub, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherPub, _ := GenerateKey()
+	d := digestOf("manifest one")
+	b, err := Sign(d, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "application/vnd.dev.sigstore.bundle.v0.3+json") {
+		t.Fatalf("not a v0.3 bundle: %s", b)
+	}
+	ctx := context.Background()
+	res, err := Verify(ctx, b, d, Policy{PublicKey: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Signer, "key sha256:") {
+		t.Fatalf("signer %q", res.Signer)
+	}
+
+	// A signature of another manifest is refused as such.
+	if _, err := Verify(ctx, b, digestOf("manifest two"), Policy{PublicKey: pub}); reason(t, err) != ReasonWrongDigest {
+		t.Fatalf("other digest: %v", err)
+	}
+	// Another key.
+	if _, err := Verify(ctx, b, d, Policy{PublicKey: otherPub}); err == nil {
+		t.Fatal("another key accepted")
+	} else if r := reason(t, err); r == ReasonMalformed || r == ReasonPolicy {
+		t.Fatalf("another key: %v", err)
+	}
+	// The message digest rewritten to the other manifest, signature kept.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	ms := m["messageSignature"].(map[string]any)
+	other := sha256.Sum256([]byte("manifest two"))
+	ms["messageDigest"].(map[string]any)["digest"] = base64.StdEncoding.EncodeToString(other[:])
+	forged, _ := json.Marshal(m)
+	if _, err := Verify(ctx, forged, digestOf("manifest two"), Policy{PublicKey: pub}); err == nil {
+		t.Fatal("a signature moved to another digest was accepted")
+	}
+	// A flipped signature byte.
+	json.Unmarshal(b, &m)
+	ms = m["messageSignature"].(map[string]any)
+	sig, _ := base64.StdEncoding.DecodeString(ms["signature"].(string))
+	sig[len(sig)-3] ^= 1
+	ms["signature"] = base64.StdEncoding.EncodeToString(sig)
+	tampered, _ := json.Marshal(m)
+	if _, err := Verify(ctx, tampered, d, Policy{PublicKey: pub}); err == nil {
+		t.Fatal("a tampered signature was accepted")
+	}
+	// Malformed input.
+	for _, bad := range []string{"", "{", "[]", `{"mediaType":"x"}`} {
+		if _, err := Verify(ctx, []byte(bad), d, Policy{PublicKey: pub}); reason(t, err) != ReasonMalformed {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if _, err := Verify(ctx, b, "sha256:zz", Policy{PublicKey: pub}); reason(t, err) != ReasonMalformed {
+		t.Errorf("bad digest: %v", err)
+	}
+	// No signer named.
+	if _, err := Verify(ctx, b, d, Policy{}); reason(t, err) != ReasonPolicy {
+		t.Errorf("no signer: %v", err)
+	}
+}
+
+func TestSignRefusesOtherKeys(t *testing.T) {
+	for _, k := range [][]byte{nil, []byte("not pem"), pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}})} {
+		if _, err := Sign(digestOf("m"), k); err == nil {
+			t.Errorf("%q accepted", k)
+		}
+	}
+}
+
+func TestSimpleSigning(t *testing.T) {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	d := digestOf("manifest")
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"r/x"},"image":{"docker-manifest-digest":"` + d + `"},"type":"cosign container image signature"},"optional":null}`)
+	h := sha256.Sum256(payload)
+	sig, _ := ecdsa.SignASN1(rand.Reader, k, h[:])
+	s64 := base64.StdEncoding.EncodeToString(sig)
+	if _, err := VerifySimpleSigning(payload, s64, d, Policy{PublicKey: pub}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := VerifySimpleSigning(payload, s64, digestOf("other"), Policy{PublicKey: pub}); reason(t, err) != ReasonWrongDigest {
+		t.Fatalf("other digest: %v", err)
+	}
+	sig[5] ^= 1
+	if _, err := VerifySimpleSigning(payload, base64.StdEncoding.EncodeToString(sig), d, Policy{PublicKey: pub}); reason(t, err) != ReasonBadSignature {
+		t.Fatalf("tampered: %v", err)
+	}
+	if _, err := VerifySimpleSigning(payload, s64, d, Policy{}); reason(t, err) != ReasonPolicy {
+		t.Fatalf("no key: %v", err)
+	}
+}
+
+func TestKeyless(t *testing.T) {
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact := []byte("a manifest")
+	sum := sha256.Sum256(artifact)
+	entity, err := vs.Sign("dev@example.com", "https://issuer.example", artifact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Policy{Identity: "dev@example.com", Issuer: "https://issuer.example"}
+	res, err := verifyKeyless(entity, vs, sum[:], ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Signer != "dev@example.com" || res.Issuer != "https://issuer.example" || res.SignedAt.IsZero() {
+		t.Fatalf("result %+v", res)
+	}
+	if _, err := verifyKeyless(entity, vs, sum[:], Policy{IdentityRegexp: `^dev@example\.com$`, Issuer: ok.Issuer}); err != nil {
+		t.Fatalf("regexp: %v", err)
+	}
+	if _, err := verifyKeyless(entity, vs, sum[:], Policy{Identity: "eve@example.com", Issuer: ok.Issuer}); err == nil {
+		t.Fatal("wrong identity accepted")
+	}
+	if _, err := verifyKeyless(entity, vs, sum[:], Policy{Identity: ok.Identity, Issuer: "https://evil.example"}); err == nil {
+		t.Fatal("wrong issuer accepted")
+	}
+	other := sha256.Sum256([]byte("another manifest"))
+	if _, err := verifyKeyless(entity, vs, other[:], ok); err == nil {
+		t.Fatal("another digest accepted")
+	}
+	// A certificate from another CA.
+	vs2, _ := ca.NewVirtualSigstore()
+	if _, err := verifyKeyless(entity, vs2, sum[:], ok); err == nil {
+		t.Fatal("another CA accepted")
+	}
+	if _, err := verifyKeyless(entity, vs, sum[:], Policy{Identity: ok.Identity}); reason(t, err) != ReasonPolicy {
+		t.Fatalf("no issuer: %v", err)
+	}
+}
+
+func BenchmarkVerifyKey(b *testing.B) {
+	priv, pub, _ := GenerateKey()
+	d := digestOf("m")
+	bundle, _ := Sign(d, priv)
+	p := Policy{PublicKey: pub}
+	for b.Loop() {
+		if _, err := Verify(context.Background(), bundle, d, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

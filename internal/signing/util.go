@@ -1,0 +1,31 @@
+package signing
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+)
+
+type protobundleBundle = protobundle.Bundle
+
+// jsonStrict decodes one JSON value and refuses trailing data.
+func jsonStrict(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return b, nil
+	}
+	return base64.RawStdEncoding.DecodeString(s)
+}
