@@ -65,7 +65,9 @@ type Error struct {
 	Err    error
 }
 
-func (e *Error) Error() string { return "signature refused (" + string(e.Reason) + "): " + e.Err.Error() }
+func (e *Error) Error() string {
+	return "signature refused (" + string(e.Reason) + "): " + e.Err.Error()
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 func refuse(r Reason, format string, a ...any) error {
@@ -373,7 +375,7 @@ func (k *digestKeypair) GetHint() []byte {
 	return []byte(strings.TrimPrefix(fp, "key sha256:"))
 }
 
-func (k *digestKeypair) GetKeyAlgorithm() string         { return "ECDSA" }
+func (k *digestKeypair) GetKeyAlgorithm() string        { return "ECDSA" }
 func (k *digestKeypair) GetPublicKey() crypto.PublicKey { return &k.key.PublicKey }
 
 func (k *digestKeypair) GetPublicKeyPem() (string, error) {
