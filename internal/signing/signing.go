@@ -115,7 +115,14 @@ func Fingerprint(pub crypto.PublicKey) (string, error) {
 // the artifact whose digest is digest ("sha256:<hex>", the OCI manifest
 // digest). It succeeds only if the bundle's signature covers exactly that
 // digest and the signer satisfies p. Nothing is fetched.
-func Verify(ctx context.Context, bundleJSON []byte, digest string, p Policy) (*Result, error) {
+func Verify(ctx context.Context, bundleJSON []byte, digest string, p Policy) (res *Result, err error) {
+	// A bundle is input from a registry: whatever sigstore-go does with a
+	// malformed one, it is a refusal, never a crash of the server.
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, refuse(ReasonMalformed, "the bundle could not be read: %v", r)
+		}
+	}()
 	want, err := parseDigest(digest)
 	if err != nil {
 		return nil, err
