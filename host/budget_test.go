@@ -278,8 +278,13 @@ func TestStackWithinItsCharge(t *testing.T) {
 	if grew < wazeroStackCeiling {
 		t.Errorf("the heap grew %d bytes, less than wazero's stack ceiling %d: has the ceiling moved?", grew, wazeroStackCeiling)
 	}
-	if grew > stackBytes {
-		t.Errorf("the heap grew %d bytes, more than the %d charged for a call's stack", grew, stackBytes)
+	// HeapInuse is the whole process's: what other goroutines allocate
+	// while the recursion runs lands in it too (a CI run measured 169 MB
+	// once, 148 MB usually). A tenth of slack keeps that noise out; a moved
+	// ceiling (wazero doubles the stack, so the next step is twice as
+	// large) still fails.
+	if slack := int64(stackBytes) / 10; grew > int64(stackBytes)+slack {
+		t.Errorf("the heap grew %d bytes, more than the %d charged for a call's stack (plus %d of slack)", grew, stackBytes, slack)
 	}
 	if c := instanceCost(DefaultLimits(), nil); c < stackBytes {
 		t.Errorf("instanceCost %d does not count the stack", c)
