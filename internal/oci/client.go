@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"oras.land/oras-go/v2/registry"
@@ -79,7 +80,7 @@ func New(opts Options) (*Client, error) {
 	if tr == nil {
 		tr = &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:           dialContext,
 			TLSHandshakeTimeout:   tlsTimeout,
 			ResponseHeaderTimeout: responseHeaderTimeout,
 			IdleConnTimeout:       90 * time.Second,
@@ -87,9 +88,71 @@ func New(opts Options) (*Client, error) {
 			ForceAttemptHTTP2:     true,
 		}
 	}
-	hc := &http.Client{Transport: tr, CheckRedirect: checkRedirect}
+	hc := &http.Client{Transport: &plainGuard{next: tr, insecure: opts.Insecure}, CheckRedirect: checkRedirect}
 	return &Client{opts: opts, client: &auth.Client{Client: hc, Cache: auth.NewCache(), Credential: cred,
 		Header: http.Header{"User-Agent": {"wasmcp"}}}}, nil
+}
+
+// plainGuard refuses, without --insecure, every plain-HTTP request to a
+// host that is not loopback, whoever asked for it: the registry itself,
+// a redirect, or a bearer token service the registry names (oras-go
+// refuses an http realm only when the registry was reached over https,
+// so a loopback registry could otherwise send its credentials to another
+// host in clear). The requests it lets through are marked so that the
+// dialer connects them to loopback addresses only, whatever the name
+// resolved to.
+type plainGuard struct {
+	next     http.RoundTripper
+	insecure bool
+}
+
+// loopbackOnlyKey marks a request's context: connect to loopback only.
+type loopbackOnlyKey struct{}
+
+func (g *plainGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.insecure || !strings.EqualFold(req.URL.Scheme, "http") {
+		return g.next.RoundTrip(req)
+	}
+	if !loopbackHost(req.URL.Hostname()) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, &PlainHTTPError{Host: req.URL.Host}
+	}
+	return g.next.RoundTrip(req.WithContext(context.WithValue(req.Context(), loopbackOnlyKey{}, true)))
+}
+
+// PlainHTTPError is a plain-HTTP request to a host that is not loopback,
+// refused without --insecure.
+type PlainHTTPError struct{ Host string }
+
+func (e *PlainHTTPError) Error() string {
+	return fmt.Sprintf("refused plain HTTP to %s: not a loopback host (use TLS, or --insecure)", e.Host)
+}
+
+var dialer = &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+
+// loopbackDialer connects only to loopback addresses: its Control runs
+// on the resolved address before the connection is attempted.
+var loopbackDialer = &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second,
+	Control: func(network, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			host = address
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("refused plain HTTP to %s: the name resolved to an address that is not loopback (use TLS, or --insecure)", address)
+		}
+		return nil
+	}}
+
+// dialContext dials a plain-HTTP request marked by plainGuard through
+// loopbackDialer, anything else through dialer.
+func dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if ctx.Value(loopbackOnlyKey{}) != nil {
+		return loopbackDialer.DialContext(ctx, network, addr)
+	}
+	return dialer.DialContext(ctx, network, addr)
 }
 
 // maxRedirects bounds a redirect chain.
@@ -167,6 +230,13 @@ func (r Ref) Loopback() bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
+	return loopbackHost(host)
+}
+
+// loopbackHost reports whether a host name (no port) is localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
