@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +22,12 @@ import (
 // private to this user. A blob is written only once it hashed to its
 // digest, through a temporary file renamed into place, and checked again
 // whenever it is read: a file that no longer matches is removed and
-// reported missing.
-type Cache struct{ dir string }
+// reported missing. It stays within its bound after every write, not only
+// when opened: re-pulls of a tag that keeps moving cannot fill the disk.
+type Cache struct {
+	dir string
+	max int64
+}
 
 // OpenCache makes (or checks) the cache directory and bounds it to max
 // bytes (oldest files first; max <= 0 leaves it unbounded).
@@ -38,7 +43,7 @@ func OpenCache(dir string, max int64) (*Cache, error) {
 	if _, _, err := privdir.Prune(dir, max); err != nil {
 		return nil, fmt.Errorf("pulled blob cache %s: %w", dir, err)
 	}
-	return &Cache{dir: dir}, nil
+	return &Cache{dir: dir, max: max}, nil
 }
 
 func (c *Cache) blobPath(d digest.Digest) string {
@@ -68,7 +73,52 @@ func (c *Cache) Blob(d digest.Digest) (data []byte, ok bool) {
 // PutBlob stores data under its digest.
 func (c *Cache) PutBlob(data []byte) error {
 	d := digest.FromBytes(data)
-	return writeAtomic(c.blobPath(d), data, 0o600)
+	p := c.blobPath(d)
+	if err := writeAtomic(p, data, 0o600); err != nil {
+		return err
+	}
+	c.trim(p)
+	return nil
+}
+
+// trim removes the oldest files (by modification time) until the cache
+// holds at most max bytes, never keep (the file just written, which may
+// share its modification time with older ones).
+func (c *Cache) trim(keep string) {
+	if c.max <= 0 {
+		return
+	}
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || hidden(p) {
+			return nil
+		}
+		st, err := d.Info()
+		if err != nil || !st.Mode().IsRegular() {
+			return nil
+		}
+		files = append(files, file{p, st.Size(), st.ModTime()})
+		total += st.Size()
+		return nil
+	})
+	if total <= c.max {
+		return
+	}
+	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
+	for _, f := range files {
+		if total <= c.max {
+			return
+		}
+		if f.path != keep && os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
 }
 
 func (c *Cache) sigPath(manifest digest.Digest) string {
@@ -98,7 +148,12 @@ func (c *Cache) PutSignatures(manifest digest.Digest, sigs []oci.Signature) erro
 	if err != nil {
 		return err
 	}
-	return writeAtomic(c.sigPath(manifest), data, 0o600)
+	p := c.sigPath(manifest)
+	if err := writeAtomic(p, data, 0o600); err != nil {
+		return err
+	}
+	c.trim(p)
+	return nil
 }
 
 // Dir is the cache's directory.
