@@ -40,7 +40,7 @@ Usage:
   wasmcp status [--server URL]                               ask a running server for its modules, tools, calls and queues
   wasmcp push MODULE.wasm REF [--sign KEY]                   publish a module (and its policy) to an OCI registry
   wasmcp pull REF [-o DIR] [--key PUB]                       pin a published module by digest in DIR/wasmcp.lock, verified
-  wasmcp approve NAME [-o DIR]                               approve the grants a pulled module asks for
+  wasmcp approve NAME [--digest D] [-o DIR]                  approve the grants a pulled module asks for
   wasmcp keygen [--out PREFIX]                               write a signing key pair for push --sign
   wasmcp version                                             print the version
 

@@ -277,7 +277,7 @@ Flags:
 		if t.Approved != nil {
 			fmt.Fprintf(stdout, "beyond what was approved:\n%s", pulled.Describe(pulled.Beyond(f.Grants, *t.Approved)))
 		}
-		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s -o %s' to grant it (serve keeps the approved version until then)\n", n, *out)
+		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, dgst, *out)
 	}
 	lock.Put(t)
 	return pulled.WriteLock(*out, lock)
@@ -286,11 +286,15 @@ Flags:
 func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
 	out := fs.String("o", ".", "tools directory holding "+pulled.LockName)
-	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp approve NAME [-o DIR]
+	want := fs.String("digest", "", "approve only if the pending version is this digest (the one wasmcp pull showed): a running serve may have recorded a newer version, asking for more, since")
+	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp approve NAME [--digest sha256:…] [-o DIR]
 
 Approves the grants the pulled tool NAME asks for (shown by wasmcp pull
 and in the lock's pending list) and pins the version that asked for them;
 a running 'wasmcp serve' picks it up on SIGHUP or its next --pull-interval.
+With --digest (wasmcp pull prints the command with it), the approval is
+refused unless the pending version is that digest: a serve following the
+tag may have replaced what pull showed with a version asking for more.
 
 Flags:
 `)
@@ -312,6 +316,13 @@ Flags:
 	if t.Approved != nil && t.PendingDigest == "" {
 		fmt.Fprintf(stdout, "%s: nothing pending; approved:\n%s", t.Name, pulled.Describe(*t.Approved))
 		return nil
+	}
+	pending := t.PendingDigest
+	if pending == "" {
+		pending = t.Digest
+	}
+	if *want != "" && *want != pending {
+		return fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, *want, pending, pulled.Describe(t.Pending), t.Name, pending)
 	}
 	g := append([]string{}, t.Pending...)
 	t.Approved = &g
