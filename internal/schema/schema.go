@@ -43,6 +43,9 @@ const (
 type Schema struct {
 	s    *jsonschema.Schema
 	cost int // subschema evaluations per value, at most MaxExpansion
+	// fast is the schema's check in the common subset (fast.go), nil
+	// when it uses anything else; a value it accepts is valid.
+	fast *fastNode
 }
 
 var seq atomic.Uint64
@@ -97,7 +100,7 @@ func Compile(raw []byte, objectRoot bool) (*Schema, error) {
 	if cost > MaxExpansion {
 		return nil, fmt.Errorf("schema is too costly to apply: its references and combinators expand to more than %d subschemas per value (the limit)", MaxExpansion)
 	}
-	return &Schema{s: s, cost: cost}, nil
+	return &Schema{s: s, cost: cost, fast: fastOf(s, 0)}, nil
 }
 
 // depth is the deepest nesting of arrays and objects in JSON text.
@@ -276,6 +279,9 @@ func (s *Schema) ValidateJSONContext(ctx context.Context, budget time.Duration, 
 
 // Validate checks a decoded value (numbers as json.Number or float64).
 func (s *Schema) Validate(v any) error {
+	if s.fast != nil && s.fast.accepts(v) {
+		return nil
+	}
 	err := s.s.Validate(v)
 	if err == nil {
 		return nil
