@@ -24,6 +24,11 @@ type pulledTools struct {
 	syncer  *pulled.Syncer
 	cleanup func()
 	log     *slog.Logger
+	// startBudget bounds the check at start as a whole (--registry-timeout):
+	// no module loads before it ends, and a registry answering every request
+	// just inside the timeout would otherwise hold the start for every
+	// operation of every tool not cached.
+	startBudget time.Duration
 }
 
 // newPulledTools prepares the pulled tools of dir, when dir has a lock
@@ -46,14 +51,22 @@ func newPulledTools(dir string, pf *pullFlags, ef *engineFlags, log *slog.Logger
 		cleanup()
 		return nil, err
 	}
-	return &pulledTools{syncer: &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: log}, cleanup: cleanup, log: log}, nil
+	return &pulledTools{syncer: &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: log}, cleanup: cleanup, log: log, startBudget: pf.timeout}, nil
 }
 
 // sync runs one Sync (follow: resolve tags again) and reports whether the
-// tools directory changed.
+// tools directory changed. The check at start (not following) is bounded
+// by startBudget as a whole: cached tools are verified and installed
+// without the registry anyway, and what could not be fetched in time is
+// refused (check=registry) until SIGHUP or the next --pull-interval.
 func (p *pulledTools) sync(ctx context.Context, follow bool) bool {
 	if p == nil {
 		return false
+	}
+	if !follow && p.startBudget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.startBudget)
+		defer cancel()
 	}
 	t0 := time.Now()
 	changed, err := p.syncer.Sync(ctx, follow)
