@@ -120,7 +120,7 @@ func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Modu
 	if err != nil {
 		return nil, err
 	}
-	wasm, pol, err := readModule(ctx, path, pol)
+	wasm, pol, err := readModule(ctx, engine, path, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func LoadFileWithPolicy(ctx context.Context, engine *host.Engine, path, policyFi
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policyFile, err)
 	}
-	wasm, pol, err := readModule(ctx, path, pol)
+	wasm, pol, err := readModule(ctx, engine, path, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -504,7 +504,7 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 			return "", true, err
 		}
 		if script {
-			if wasm, scriptEnv, err = scriptModule(ctx, path, wasm); err != nil {
+			if wasm, scriptEnv, err = scriptModule(ctx, r.engine, path, wasm); err != nil {
 				return "", true, err
 			}
 		}
@@ -551,7 +551,7 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 			if err != nil {
 				return nil, err
 			}
-			wasm, _, err := scriptModule(context.Background(), path, b)
+			wasm, _, err := scriptModule(context.Background(), r.engine, path, b)
 			return wasm, err
 		}
 	}

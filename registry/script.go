@@ -33,12 +33,15 @@ const (
 )
 
 // ScriptTools are what the registry needs to load script files: the
-// runner module's bytes and the transform of a script into the
-// JavaScript the runner runs (TypeScript stripped, `import` turned into
-// require). A nil Transform passes .js files as they are and refuses .ts.
+// runner module's bytes and the bytes of the load-time TypeScript
+// transform guest (guest-sdk/js/tsstrip), which the registry runs in a
+// sandboxed instance of its own (transformTS) to turn a .ts file into the
+// JavaScript the runner runs. A nil Transform refuses .ts files; .js files
+// never go through it (the runner runs them as they are, so positions in
+// their errors are the file's).
 type ScriptTools struct {
 	Runner    func() ([]byte, error)
-	Transform func(ctx context.Context, name string, src []byte) ([]byte, error)
+	Transform func() ([]byte, error)
 }
 
 var scriptTools atomic.Pointer[ScriptTools]
@@ -46,7 +49,10 @@ var scriptTools atomic.Pointer[ScriptTools]
 // SetScriptTools sets how script files are loaded (wasmcp's main sets the
 // built-in runner and transform); until it is called, script files are
 // refused with an error saying so.
-func SetScriptTools(t ScriptTools) { scriptTools.Store(&t) }
+func SetScriptTools(t ScriptTools) {
+	scriptTools.Store(&t)
+	transforms.reset()
+}
 
 // scriptExts are the extensions of script files.
 var scriptExts = []string{".js", ".ts"}
@@ -61,24 +67,32 @@ func IsScript(name string) bool {
 	return ext == ".js" || ext == ".ts"
 }
 
+// MaxScriptBytes bounds a script file: larger ones are refused before the
+// transform or the runner sees them.
+const MaxScriptBytes = 4 << 20
+
 // scriptModule is the module of the script file name whose contents are
-// src, and the environment that hands the script to the runner.
-func scriptModule(ctx context.Context, name string, src []byte) ([]byte, []host.EnvVar, error) {
+// src, and the environment that hands the script to the runner; a .ts is
+// transformed by the transform guest, run on e.
+func scriptModule(ctx context.Context, e *host.Engine, name string, src []byte) ([]byte, []host.EnvVar, error) {
 	t := scriptTools.Load()
 	if t == nil || t.Runner == nil {
 		return nil, nil, errors.New("this wasmcp has no JavaScript runner built in: scripts cannot be loaded")
 	}
 	base := filepath.Base(name)
+	if len(src) > MaxScriptBytes {
+		return nil, nil, fmt.Errorf("%s: a script may hold at most %d bytes", base, MaxScriptBytes)
+	}
 	js := src
-	switch {
-	case t.Transform != nil:
-		out, err := t.Transform(ctx, base, src)
+	if strings.HasSuffix(base, ".ts") {
+		if t.Transform == nil {
+			return nil, nil, errors.New("this wasmcp has no TypeScript transform built in: .ts files cannot be loaded")
+		}
+		out, err := transformTS(ctx, e, t, base, src)
 		if err != nil {
 			return nil, nil, err
 		}
 		js = out
-	case strings.HasSuffix(base, ".ts"):
-		return nil, nil, errors.New("this wasmcp has no TypeScript transform built in: .ts files cannot be loaded")
 	}
 	if strings.IndexByte(string(js), 0) >= 0 {
 		return nil, nil, fmt.Errorf("%s: the script holds a NUL character", base)
@@ -111,12 +125,12 @@ func withScriptEnv(p host.Policy, env []host.EnvVar) host.Policy {
 
 // readModule reads a module file: a .wasm as it is, a script as its
 // module (with the policy's environment completed).
-func readModule(ctx context.Context, path string, p host.Policy) ([]byte, host.Policy, error) {
+func readModule(ctx context.Context, e *host.Engine, path string, p host.Policy) ([]byte, host.Policy, error) {
 	b, err := os.ReadFile(path)
 	if err != nil || !IsScript(path) {
 		return b, p, err
 	}
-	wasm, env, err := scriptModule(ctx, path, b)
+	wasm, env, err := scriptModule(ctx, e, path, b)
 	if err != nil {
 		return nil, p, err
 	}

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
 
+	"github.com/wasmcp/wasmcp/internal/jsbuild"
 	"github.com/wasmcp/wasmcp/registry"
 )
 
@@ -15,14 +15,15 @@ import (
 const runnerEnv = "WASMCP_JS_RUNNER"
 
 func init() {
-	registry.SetScriptTools(registry.ScriptTools{Runner: fileRunner})
+	registry.SetScriptTools(registry.ScriptTools{Runner: runner, Transform: jsbuild.Transform})
 }
 
-// fileRunner reads the runner named by $WASMCP_JS_RUNNER, once.
-var fileRunner = sync.OnceValues(func() ([]byte, error) {
+// runner is the runner named by $WASMCP_JS_RUNNER (read once), or else
+// the built-in one (internal/jsbuild).
+var runner = sync.OnceValues(func() ([]byte, error) {
 	path := os.Getenv(runnerEnv)
 	if path == "" {
-		return nil, errors.New("no JavaScript runner is built into this wasmcp; set " + runnerEnv + " to a runner module (guest-sdk/js/runner)")
+		return jsbuild.Runner()
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -11,6 +11,13 @@
 // -o defaults to examples/wasm/bin and -src to examples/wasm, both in the
 // module root. A module's NAME.policy.toml, if its directory has one, is
 // copied beside its .wasm. It prints one line per module and exits 1 if any failed.
+//
+// First it runs what `go generate ./internal/jsbuild` runs (when -src is
+// the default): it builds the JavaScript runner and the TypeScript
+// transform into internal/jsbuild/embed, so that a wasmcp built after it
+// (`go run ./cmd/wasmcp serve --tools examples/wasm/bin`) serves .js and
+// .ts tools with nothing else installed; the example scripts in
+// examples/js are copied into the output directory.
 package main
 
 import (
@@ -23,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/jsbuild"
 )
 
 func main() {
@@ -33,21 +41,31 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: go run ./examples/wasm/build [-o DIR] [-src DIR]")
 		os.Exit(2)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	if *src == "" || *out == "" {
 		root, err := guestbuild.FindModuleRoot()
 		if err != nil {
 			fail(err)
 		}
 		if *src == "" {
+			embed := filepath.Join(root, "internal", "jsbuild", "embed")
+			if err := jsbuild.Generate(ctx, root, embed); err != nil {
+				fail(err)
+			}
+			fmt.Printf("built %-10s %s (embedded by the next build of wasmcp)\n", "js", embed)
+			if *out == "" {
+				*out = filepath.Join(root, "examples", "wasm", "bin")
+			}
+			if err := copyScripts(filepath.Join(root, "examples", "js"), *out); err != nil {
+				fail(err)
+			}
 			*src = filepath.Join(root, "examples", "wasm")
 		}
 		if *out == "" {
 			*out = filepath.Join(root, "examples", "wasm", "bin")
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
 	built, err := guestbuild.BuildAll(ctx, *src, *out)
 	wd, _ := os.Getwd()
 	for _, p := range built {
@@ -76,6 +94,33 @@ func main() {
 	if len(built) == 0 {
 		fail(fmt.Errorf("no guest packages (directories with a main.go) in %s", *src))
 	}
+}
+
+// copyScripts copies the script tools of dir (NAME.js, NAME.ts, their
+// NAME.policy.toml and the .d.ts types) into out.
+func copyScripts(dir, out string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(n, ".js") || strings.HasSuffix(n, ".ts") || strings.HasSuffix(n, ".policy.toml")) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, n), b, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("copied %-9s %s\n", "script", filepath.Join(out, n))
+	}
+	return nil
 }
 
 func fail(err error) {
