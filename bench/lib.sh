@@ -12,14 +12,15 @@ trap cleanup EXIT
 
 # start NAME READY CMD... starts CMD logging to $work/NAME.log and sets pid;
 # once a log line matches the grep pattern READY, sets url to the first
-# url=… the log holds.
+# url=… the log holds. It waits START_TRIES tenths of a second (default
+# 600).
 start() {
 	local name=$1 ready=$2
 	shift 2
 	"$@" >"$work/$name.log" 2>&1 &
 	pid=$!
 	url=""
-	for _ in $(seq 1 600); do
+	for _ in $(seq 1 "${START_TRIES:-600}"); do
 		if grep -q "$ready" "$work/$name.log"; then
 			url=$(grep -o 'url=https\?://[^ ]*' "$work/$name.log" | head -1 | cut -d= -f2 || true)
 			[ -n "$url" ] && return 0
@@ -27,7 +28,7 @@ start() {
 		kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log"; echo "$name did not start" >&2; exit 1; }
 		sleep 0.1
 	done
-	echo "$name did not start serving within 60s" >&2
+	echo "$name did not start serving within $(( ${START_TRIES:-600} / 10 ))s" >&2
 	exit 1
 }
 
