@@ -194,11 +194,15 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	if code.base != nil {
 		base = code.base
 	}
-	cfg := base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep)
+	var cfg wazero.ModuleConfig
 	if m.mounts != nil {
 		var fsc wazero.FSConfig
 		fsc, c.writes = fsConfig(m.mounts)
-		cfg = cfg.WithFSConfig(fsc)
+		cfg = base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep).WithFSConfig(fsc)
+	} else {
+		io := code.ios.get(base, c)
+		cfg = io.cfg
+		defer code.ios.put(io) // deferred before mem.release: runs after the instance is closed
 	}
 
 	defer mem.release()

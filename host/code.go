@@ -58,6 +58,7 @@ type compiled struct {
 	tier      tier                // the engine the code was built for (tier.go)
 	refs      int                 // calls running on this code (codeSlot.mu)
 	retired   bool                // replaced by the compiled tier: closed by the last call's release
+	ios       callIOs             // module configs for its instances, reused (callio.go)
 }
 
 // codeCost estimates what a compiled module keeps resident: wazero keeps
