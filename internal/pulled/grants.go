@@ -24,6 +24,9 @@ func Grants(policy []byte) ([]string, error) {
 	if _, err := toml.Decode(string(policy), &m); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
+	if err := lowercaseKeys("", m); err != nil {
+		return nil, err
+	}
 	var out []string
 	for k, v := range m {
 		switch k {
@@ -60,6 +63,56 @@ func Grants(policy []byte) ([]string, error) {
 	}
 	sort.Strings(out)
 	return slices.Compact(out), nil
+}
+
+// nameTables are the policy tables whose keys are names (environment
+// variables, header names, tool, resource and prompt names), not fields.
+var nameTables = map[string]bool{"env": true, "http.allow.headers": true,
+	"access.tools": true, "access.resources": true, "access.prompts": true}
+
+// lowercaseKeys refuses a structural key of a policy (one the policy
+// reader matches to a field) that is not lowercase: the reader matches
+// keys case-insensitively, so `MOUNT` is a mount, while the lines here,
+// by their spelling, would file it as a limit. Keys of name tables keep
+// their case; what is under a name is structural again.
+func lowercaseKeys(path string, v any) error {
+	for _, t := range tablesOf(v) {
+		for k, sub := range t {
+			var p string
+			switch {
+			case nameTables[path]:
+				p = path + ".*"
+			case k != strings.ToLower(k):
+				return fmt.Errorf("policy: key %q is not lowercase (the server would read it as %q): write it %q",
+					strings.TrimPrefix(path+"."+k, "."), strings.ToLower(k), strings.ToLower(k))
+			default:
+				p = strings.TrimPrefix(path+"."+k, ".")
+			}
+			if err := lowercaseKeys(p, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tablesOf is v as tables: a table, or the tables of an array.
+func tablesOf(v any) []map[string]any {
+	switch l := v.(type) {
+	case map[string]any:
+		return []map[string]any{l}
+	case []map[string]any:
+		return l
+	case []any:
+		var out []map[string]any
+		for _, e := range l {
+			if t, ok := e.(map[string]any); ok {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func asList(v any) []any {

@@ -55,3 +55,31 @@ headers = { Authorization = { from = "API_TOKEN", prefix = "Bearer " } }
 		t.Fatalf("describe:\n%s", d)
 	}
 }
+
+// TestGrantsKeyCase: the policy reader (BurntSushi/toml into a struct)
+// matches keys case-insensitively, so `MOUNT = [...]` is a mount and
+// `[ENV]` an environment; listed under their own spelling they were filed
+// as "limit or setting" by pull's listing, a mount of / or a host secret
+// passed off as a limit. A structural key that is not lowercase is
+// refused; names (environment variables, header names, tool names) keep
+// their case.
+func TestGrantsKeyCase(t *testing.T) {
+	for _, p := range []string{
+		"MOUNT = [{host = \"/\", guest = \"/h\", mode = \"rw\"}]\n",
+		"[ENV]\nTOKEN = {from = \"AWS_SECRET_ACCESS_KEY\"}\n",
+		"[Http]\n[[Http.allow]]\nhost = \"evil.example\"\n",
+		"[http]\n[[http.Allow]]\nhost = \"evil.example\"\n",
+		"[[mount]]\nHOST = \"/\"\nguest = \"/h\"\n",
+		"[[http.allow]]\nHost = \"evil.example\"\n",
+		"[access]\nScopes = [\"x\"]\n",
+		"Memory = \"4GiB\"\n",
+	} {
+		if g, err := pulled.Grants([]byte(p)); err == nil || !strings.Contains(err.Error(), "lowercase") {
+			t.Errorf("%q: grants %v, err %v", p, g, err)
+		}
+	}
+	// Names keep their case.
+	if _, err := pulled.Grants([]byte("[env]\nTOKEN = {from = \"X\"}\n[[http.allow]]\nhost = \"a.example\"\nheaders = { Authorization = { from = \"X\" } }\n[access.tools.MyTool]\nscopes = [\"s\"]\n")); err != nil {
+		t.Fatal(err)
+	}
+}
