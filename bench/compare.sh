@@ -23,7 +23,8 @@
 # Settings (environment): CLIENTS (default 16), DURATION (10s), WARMUP (2s),
 # ERAS ("modern legacy"), SERVERS (the five above, in that order; the last
 # is the ratios' base), HIGH and HIGH_SERVERS (HIGH=0 skips that run),
-# TEXT (the text to count), WASMCP_FLAGS (more flags for wasmcp serve, e.g.
+# TEXT (the text to count), TIER_WAIT (seconds a wasmcp server may take,
+# after it starts, until its compiled code serves: 300), WASMCP_FLAGS (more flags for wasmcp serve, e.g.
 # --audit-calls=false), KEEP=1 keeps the work directory.
 # Usage: bench/compare.sh
 set -euo pipefail
@@ -53,6 +54,36 @@ args=$(json_text "$TEXT")
 
 machine
 echo "settings: CLIENTS=$CLIENTS DURATION=$DURATION WARMUP=$WARMUP, word_count on ${#TEXT} bytes of text"
+# compiled_tier NAME waits until the wasmcp server logging to $work/NAME.log
+# runs word_count on the compiled tier, so the figures are the compiler's,
+# not the interpreter's (docs/design/interpreter-tier.md): one call makes a
+# module listed from its cached description build its code, then the log
+# must say the code is compiled — "module loaded ... tier=compiled", "module
+# compiled" (straight from the compiler or the cache) or "module compiled;
+# new calls run on the compiled code" (the background compile of a module
+# first served from the interpreter took over). At most TIER_WAIT seconds
+# (default 300).
+compiled_tier() {
+	local log=$work/$1.log t0 waited
+	t0=$(date +%s.%N)
+	"$work/mcpload" -url "$url" -tool word_count -args "$args" -c 1 -n 1 -d 5m -warmup 0 -era modern >/dev/null
+	for _ in $(seq 1 $((${TIER_WAIT:-300} * 10))); do
+		if grep -q 'msg="module compiled\|tier=compiled' "$log"; then
+			waited=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+			if grep -q 'new calls run on the compiled code' "$log"; then
+				echo "$1: waited ${waited}s for the compiled tier ($(grep -o 'new calls run on the compiled code.*took=[^ ]*' "$log" | grep -o 'took=[^ ]*'))"
+			else
+				echo "$1: waited ${waited}s for the compiled code (no interpreter tier)"
+			fi
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || { cat "$log"; echo "$1 ended before its code compiled" >&2; exit 1; }
+		sleep 0.1
+	done
+	echo "$1: its compiled tier did not take over within ${TIER_WAIT:-300}s" >&2
+	exit 1
+}
+
 # run SERVER ERA CLIENTS OUT serves word_count with SERVER and loads it.
 run() {
 	local server=$1 era=$2 clients=$3 out=$4
@@ -64,6 +95,7 @@ run() {
 	mcp-go) start "$server-$era-$clients" url=http "$work/mcpgo" -addr 127.0.0.1:0 ;;
 	*) echo "unknown server $server" >&2; exit 2 ;;
 	esac
+	case $server in wasmcp+*) compiled_tier "$server-$era-$clients" ;; esac
 	"$work/mcpload" -url "$url" -tool word_count -args "$args" -c "$clients" -d "$DURATION" -warmup "$WARMUP" \
 		-era "$era" -pid "$pid" -label "$server" -json >"$out"
 	stop

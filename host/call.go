@@ -50,11 +50,11 @@ func (m *Module) Call(ctx context.Context, method string, params []byte, peer co
 // trapped, broke a limit (a guest that waits forever meets its deadline),
 // wrote a message although it had no request, or ctx ended.
 func (m *Module) RunClosedStdin(ctx context.Context) (exitCode uint32, err error) {
-	code, err := m.slot.acquire(ctx, m)
+	code, held, err := m.slot.acquire(ctx, m, true)
 	if err != nil {
 		return 0, err
 	}
-	defer m.slot.release(m, code)
+	defer m.slot.release(m, code, held)
 	_, err = m.callWith(ctx, code, "", nil, nil, 0, nil)
 	var ge *GuestError
 	if !errors.As(err, &ge) || ge.Kind != KindExit {
@@ -105,11 +105,11 @@ func limitName(msg string) string {
 }
 
 func (m *Module) call(ctx context.Context, method string, params []byte, peer contract.Peer, st *contract.CallStats) (*contract.Reply, error) {
-	code, err := m.slot.acquire(ctx, m)
+	code, held, err := m.slot.acquire(ctx, m, true)
 	if err != nil {
 		return nil, err
 	}
-	defer m.slot.release(m, code)
+	defer m.slot.release(m, code, held)
 	return m.callWith(ctx, code, method, params, peer, 0, st)
 }
 

@@ -88,6 +88,7 @@ type codeSlot struct {
 	// upgrading: the compiled tier is being built in the background
 	// (tier.go).
 	upgrading bool
+	upgraded  chan struct{} // closed when that build ends or the module closes; nil when none
 	// compiledOnce: the compiler tier compiled this module's code in
 	// this process, so the compilation cache holds it.
 	compiledOnce atomic.Bool
@@ -117,24 +118,63 @@ func (s *codeSlot) install(c *compiled) {
 }
 
 // acquire returns the module's code for one call, compiling it if needed;
-// release it with release.
-func (s *codeSlot) acquire(ctx context.Context, m *Module) (*compiled, error) {
+// release it with release. held reports that the call holds one of the
+// engine's interpreter slots (Engine.islots): the code is interpreted and
+// its compiled tier is being built, so at most cap(islots) such calls run
+// at once and the background compilation keeps a core (tier.go). A call
+// beyond them waits, as long as ctx lasts, for a slot or for the compiled
+// code, whichever comes first. Module.Compile, which runs nothing, passes
+// run false and takes no slot.
+func (s *codeSlot) acquire(ctx context.Context, m *Module, run bool) (c *compiled, held bool, err error) {
+	e := m.engine
+	defer func() {
+		if err != nil && held {
+			<-e.islots
+			held = false
+		}
+	}()
 	for {
 		s.mu.Lock()
 		switch {
 		case s.closed || (s.c == nil && s.src == nil):
 			s.mu.Unlock()
-			return nil, &GuestError{Module: m.name, Kind: KindLoad, Msg: "the module was closed"}
+			return nil, held, &GuestError{Module: m.name, Kind: KindLoad, Msg: "the module was closed"}
 		case s.refused != nil:
 			err := s.refused
 			s.mu.Unlock()
-			return nil, err
+			return nil, held, err
 		case s.c != nil:
 			c := s.c
+			bounded := run && c.tier == tierInterp && s.upgrading
+			if bounded && !held {
+				done := s.upgraded
+				s.mu.Unlock()
+				e.interpWaiting.Add(1)
+				select {
+				case e.islots <- struct{}{}:
+					held = true
+				case <-done:
+					// The compiled code is ready (or its build failed or the
+					// module closed): look again.
+				case <-ctx.Done():
+					e.interpWaiting.Add(-1)
+					return nil, held, &GuestError{Module: m.name, Kind: KindCanceled, Msg: "canceled while waiting for the module's interpreted code or its compiled code", Err: context.Cause(ctx)}
+				}
+				e.interpWaiting.Add(-1)
+				continue
+			}
+			if held && !bounded {
+				<-e.islots // the slot is not needed any more
+				held = false
+			}
 			c.refs++
 			s.mu.Unlock()
 			s.lastUse.Store(time.Now().UnixNano())
-			return c, nil
+			return c, held, nil
+		}
+		if held {
+			<-e.islots // no code at all: not held while it compiles
+			held = false
 		}
 		f := s.flight
 		if f == nil {
@@ -148,23 +188,26 @@ func (s *codeSlot) acquire(ctx context.Context, m *Module) (*compiled, error) {
 		select {
 		case <-f.done:
 			if f.err != nil {
-				return nil, f.err
+				return nil, held, f.err
 			}
 		case <-ctx.Done():
-			return nil, &GuestError{Module: m.name, Kind: KindCanceled, Msg: "canceled while the module compiled", Err: context.Cause(ctx)}
+			return nil, held, &GuestError{Module: m.name, Kind: KindCanceled, Msg: "canceled while the module compiled", Err: context.Cause(ctx)}
 		}
 	}
 }
 
-// release ends a call started with acquire on c.
-func (s *codeSlot) release(m *Module, c *compiled) {
+// release ends a call started with acquire on c (held: acquire's).
+func (s *codeSlot) release(m *Module, c *compiled, held bool) {
+	if held {
+		<-m.engine.islots
+	}
 	s.mu.Lock()
 	c.refs--
 	retire := c.retired && c.refs == 0
 	s.mu.Unlock()
 	if retire {
 		// The last call on interpreted code the compiled tier replaced.
-		_ = c.code.Close(context.Background())
+		m.engine.retire(m, c)
 	}
 	m.engine.code.trim(nil)
 }
@@ -324,11 +367,11 @@ func (m *Module) Footprint() Footprint {
 // Compile compiles the module's code now if it is not compiled (as its
 // first call would), e.g. to warm a module up in the background.
 func (m *Module) Compile(ctx context.Context) error {
-	c, err := m.slot.acquire(ctx, m)
+	c, held, err := m.slot.acquire(ctx, m, false)
 	if err != nil {
 		return err
 	}
-	m.slot.release(m, c)
+	m.slot.release(m, c, held)
 	return nil
 }
 
@@ -358,6 +401,7 @@ func (m *Module) Close(ctx context.Context) error {
 	s.closed = true
 	c := s.c
 	s.c = nil
+	s.endUpgrade()
 	s.mu.Unlock()
 	if c == nil {
 		return nil

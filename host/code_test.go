@@ -157,7 +157,7 @@ func TestCodeBudgetClosesLeastRecentlyCalled(t *testing.T) {
 func TestCodeBudgetNeverClosesCodeInUse(t *testing.T) {
 	e := describedEngine(t, Config{CodeMemory: 1})
 	a, b := openTwo(t, e)
-	code, err := a.slot.acquire(context.Background(), a) // a call running on a
+	code, held, err := a.slot.acquire(context.Background(), a, true) // a call running on a
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestCodeBudgetNeverClosesCodeInUse(t *testing.T) {
 	if _, err := a.callWith(context.Background(), code, abi.MethodToolsCall, []byte(`{"name":"count","arguments":{}}`), nil, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	a.slot.release(a, code)
+	a.slot.release(a, code, held)
 	if a.Compiled() && b.Compiled() {
 		t.Fatal("over budget after the call ended: want one of them closed")
 	}

@@ -144,6 +144,12 @@ type Engine struct {
 	upgrades     atomic.Int64 // interpreted modules whose compiled tier took over
 	bgPool       compilePool  // the compiler tier's background builds (tier.go): half the pool, at least one
 	interpBuilds busyCount    // the interpreter tier's builds under way; the compiler's background builds wait for none (tier.go)
+	// islots bounds the interpreted calls of modules whose compiled tier
+	// is being built (interpSlots), so that they cannot starve that
+	// build of the CPU (codeSlot.acquire, tier.go).
+	islots        chan struct{}
+	interpWaiting atomic.Int64 // calls waiting for an islots slot
+	retired       atomic.Int64 // interpreted codes closed after the compiled tier replaced them
 	// beforeBuild, if set (tests), runs before each build of a module's
 	// code for a tier, in the build's goroutine; an error fails the build.
 	beforeBuild func(module string, t tier) error
@@ -176,6 +182,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations),
 		snapPool: make(compilePool, cfg.Compilations), ipool: make(compilePool, cfg.Compilations),
 		bgPool: make(compilePool, max(1, cfg.Compilations/2))}
+	e.islots = make(chan struct{}, interpSlots(cap(e.bgPool)))
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()

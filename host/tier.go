@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -143,6 +144,7 @@ func (m *Module) upgrade(wasm []byte) {
 		return
 	}
 	s.upgrading = true
+	s.upgraded = make(chan struct{})
 	s.mu.Unlock()
 	go func() {
 		// The interpreter's builds go first: a module being listed or
@@ -153,6 +155,7 @@ func (m *Module) upgrade(wasm []byte) {
 		c, err := e.build(context.WithValue(context.Background(), backgroundBuild{}, true), m, wasm, tierCompiled)
 		s.mu.Lock()
 		s.upgrading = false
+		s.endUpgrade()
 		if err != nil {
 			s.mu.Unlock()
 			e.log.Warn("compiling a module for the compiler tier failed; its calls stay on the interpreter",
@@ -173,7 +176,7 @@ func (m *Module) upgrade(wasm []byte) {
 		}
 		s.mu.Unlock()
 		if closeOld {
-			_ = old.code.Close(context.Background())
+			e.retire(m, old)
 		}
 		s.reactor.Store(c.reactor)
 		e.markWarm(m)
@@ -185,6 +188,34 @@ func (m *Module) upgrade(wasm []byte) {
 		e.compiled(m, c, took)
 	}()
 }
+
+// endUpgrade wakes the calls waiting for an interpreter slot of s's module
+// (codeSlot.acquire): its compiled tier's build ended, or the module
+// closed. Called with s.mu held.
+func (s *codeSlot) endUpgrade() {
+	if s.upgraded != nil {
+		close(s.upgraded)
+		s.upgraded = nil
+	}
+}
+
+// retire closes interpreted code the compiled tier replaced, once no call
+// runs on it, and counts it as closed code for the code budget, whose
+// collection then unmaps it soon after: the interpreter's code is the
+// larger tier (79 MiB of heap for the 3.6 MiB Go reactor), and without a
+// collection it would stay resident beside the compiled code until the
+// heap grew enough for one.
+func (e *Engine) retire(m *Module, c *compiled) {
+	_ = c.code.Close(context.Background())
+	e.retired.Add(1)
+	e.code.closed(c.size)
+}
+
+// interpSlots is how many interpreted calls of modules whose compiled tier
+// is being built run at once: the cores left once each background
+// compilation (Engine.bgPool, one core each: the host does not ask wazero
+// for compilation workers) has one, at least one.
+func interpSlots(bgBuilds int) int { return max(1, runtime.GOMAXPROCS(0)-bgBuilds) }
 
 // Tier names the tier of the code the module's next call runs on
 // (TierInterpreter or TierCompiled), "" while it has none.

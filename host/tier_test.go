@@ -355,3 +355,94 @@ func mustPrepare(t *testing.T) []byte {
 	}
 	return w
 }
+
+// TestInterpreterTierLeavesTheCompilerItsCore runs more concurrent calls
+// on interpreted code than the engine's interpreter slots while the
+// compiled tier is being built: only as many as the slots run on the
+// interpreter, the others wait, so the interpreted calls cannot starve the
+// compilation (issue 27: 16 clients kept a Go reactor's 2 cores busy on
+// the interpreter and its compilation never finished); once the compiled
+// code is ready the waiting calls run on it, and the interpreted code is
+// closed after the last call on it.
+func TestInterpreterTierLeavesTheCompilerItsCore(t *testing.T) {
+	const slots, n = 2, 7
+	e, gate := tierEngine(t, Config{Limits: Limits{Timeout: 2 * time.Minute}})
+	e.islots = make(chan struct{}, slots)
+	forgetCompiled(t, e, Policy{})
+	m := loadProbe(t, e, Policy{})
+	<-gate.waiting // the compiled tier's build started and is held back
+	m.slot.mu.Lock()
+	interp := m.slot.c
+	m.slot.mu.Unlock()
+	if interp.tier != tierInterp {
+		t.Fatalf("tier after load %v, want the interpreter", interp.tier)
+	}
+	type result struct {
+		tier string
+		err  error
+	}
+	results := make(chan result, n)
+	peers := make([]*heldPeer, n)
+	for i := range peers {
+		peers[i] = &heldPeer{asked: make(chan struct{}), release: make(chan struct{})}
+		go func() {
+			res, tier, err := statsCall(t, m, peers[i], "ask")
+			if err == nil && !strings.Contains(res, "Ada") {
+				err = errors.New("answer without the elicited name: " + res)
+			}
+			results <- result{tier, err}
+		}()
+	}
+	asked := func() int {
+		k := 0
+		for _, p := range peers {
+			select {
+			case <-p.asked:
+				k++
+			default:
+			}
+		}
+		return k
+	}
+	// State, not timing: wait until every call is either running (it
+	// asked its peer) or waiting for a slot.
+	for deadline := time.Now().Add(2 * time.Minute); asked()+int(e.interpWaiting.Load()) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls asked, %d wait for a slot; want %d in all", asked(), e.interpWaiting.Load(), n)
+		}
+	}
+	m.slot.mu.Lock()
+	refs := interp.refs
+	m.slot.mu.Unlock()
+	if k, w := asked(), e.interpWaiting.Load(); k != slots || w != n-slots || refs != slots {
+		t.Fatalf("while compiling: %d calls run on the interpreter (%d refs), %d wait; want %d running, %d waiting", k, refs, w, slots, n-slots)
+	}
+	close(gate.open)
+	for deadline := time.Now().Add(5 * time.Minute); m.Tier() != TierCompiled; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the compiled tier never took over")
+		}
+	}
+	for _, p := range peers {
+		close(p.release)
+	}
+	tiers := map[string]int{}
+	for range n {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		tiers[r.tier]++
+	}
+	if tiers[TierInterpreter] != slots || tiers[TierCompiled] != n-slots {
+		t.Fatalf("tiers of the calls: %v; want %d on the interpreter (those running when it compiled), %d compiled", tiers, slots, n-slots)
+	}
+	if m.Tier() != TierCompiled || e.retired.Load() != 1 || len(e.islots) != 0 || e.interpWaiting.Load() != 0 {
+		t.Fatalf("after the calls: tier %q, %d interpreted codes closed (want 1), %d slots held, %d waiting",
+			m.Tier(), e.retired.Load(), len(e.islots), e.interpWaiting.Load())
+	}
+	// Later calls run compiled and take no slot.
+	if _, tier, err := statsCall(t, m, nil, "count"); err != nil || tier != TierCompiled {
+		t.Fatalf("a later call: tier %q, %v", tier, err)
+	}
+}
