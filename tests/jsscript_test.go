@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,37 @@ server.registerTool("denied", {}, async () => { await fetch("http://127.0.0.1:1/
 	out, err = jsCall(t, filepath.Join(dir, "getter.js"), "denied")
 	if err == nil || !strings.Contains(out, "fetch http://127.0.0.1:1/") {
 		t.Errorf("denied: %v, want a tool error from fetch\n%s", err, out)
+	}
+}
+
+// TestScriptTypeScript: a .ts file's types are stripped by the sandboxed
+// transform guest at load; a TypeScript syntax error is a load error
+// naming FILE:LINE:COL, and a script over MaxScriptBytes is refused before
+// the transform sees it.
+func TestScriptTypeScript(t *testing.T) {
+	jsRunnerWasm(t)
+	dir := t.TempDir()
+	ok := "import { McpServer } from \"wasmcp\";\ninterface Args { n: number }\nconst s = new McpServer({ name: \"t\", version: \"1\" });\ns.registerTool(\"a\", {}, (_: Args): string => \"typed \" + (1 as number));\n"
+	if err := os.WriteFile(filepath.Join(dir, "typed.ts"), []byte(ok), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := jsCall(t, filepath.Join(dir, "typed.ts"), "a"); err != nil || !strings.Contains(out, `"text": "typed 1"`) {
+		t.Errorf("typed.ts: %v\n%s", err, out)
+	}
+	bad := "import { McpServer } from \"wasmcp\";\nconst n: number = (1 +;\n"
+	if err := os.WriteFile(filepath.Join(dir, "bad.ts"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := jsCall(t, filepath.Join(dir, "bad.ts"), "a"); err == nil || !regexp.MustCompile(`bad\.ts:2:\d+: `).MatchString(out) {
+		t.Errorf("bad.ts: err %v, want a load error naming bad.ts:2:COL:\n%s", err, out)
+	}
+	huge := "// " + strings.Repeat("x", 4<<20) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "huge.ts"), []byte(huge), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := jsCall(t, filepath.Join(dir, "huge.ts"), "a"); err == nil || strings.Contains(out, `"text"`) {
+		t.Errorf("huge.ts: err %v, want it refused:\n%s", err, out)
+	} else {
+		t.Logf("huge.ts: %s", strings.TrimSpace(out))
 	}
 }

@@ -144,3 +144,19 @@ func TestNoSourceNoEmbedIsAClearError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// BenchmarkEmbedded is what the embedded guests cost at start-up: reading
+// and decompressing both (once per process; the first script tool loaded
+// pays it). docs/design/scripts.md gives the figure.
+func BenchmarkEmbedded(b *testing.B) {
+	if _, _, ok, _ := Embedded(runnerGuest.name); !ok {
+		b.Skip("nothing embedded: run go generate ./internal/jsbuild")
+	}
+	for b.Loop() {
+		for _, g := range guests {
+			if _, _, _, err := Embedded(g.name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
