@@ -205,3 +205,44 @@ func TestScriptTypeScript(t *testing.T) {
 		t.Logf("huge.ts: %s", strings.TrimSpace(out))
 	}
 }
+
+// TestScriptReload: saving a .ts file in a served tools directory reloads
+// that tool — the list changes, and calls answer from the new script.
+func TestScriptReload(t *testing.T) {
+	jsRunnerWasm(t)
+	dir := t.TempDir()
+	src := func(v string) []byte {
+		return []byte("import { McpServer } from \"wasmcp\";\nconst s = new McpServer({ name: \"r\", version: \"1\" });\ns.registerTool(\"version\", { description: \"" + v + "\" }, (): string => \"" + v + "\");\n")
+	}
+	path := filepath.Join(dir, "r.ts")
+	if err := os.WriteFile(path, src("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--tools", dir, "--cache-dir", filepath.Join(workDir, "script-reload-cache"))
+	c := newStdioClient(t, s)
+	call := func() string { return c.request("tools/call", `{"name":"version","arguments":{}}`, nil) }
+	if r := call(); !strings.Contains(r, `"text":"one"`) {
+		t.Fatalf("first version: %s", r)
+	}
+	if err := os.WriteFile(path, src("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(3 * time.Minute)
+	for {
+		select {
+		case n := <-c.notes():
+			if !strings.Contains(n, "notifications/tools/list_changed") {
+				continue
+			}
+			if l := c.request("tools/list", `{}`, nil); !strings.Contains(l, `"description":"two"`) {
+				continue
+			}
+			if r := call(); !strings.Contains(r, `"text":"two"`) {
+				t.Fatalf("listed the new version, called the old: %s", r)
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no reload of r.ts within 3 minutes; log:\n%s", s.stderr)
+		}
+	}
+}
