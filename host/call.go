@@ -429,9 +429,11 @@ func (c *call) nearMemoryLimit(mod api.Module) bool {
 // that follows is for the log, not the client).
 func trimTrap(s string) string {
 	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
-		return s[:i]
+		s = s[:i]
 	}
-	return s
+	// The interpreter tier says "wasm error: stack overflow" where the
+	// compiled code says "stack overflow": one message for both tiers.
+	return strings.Replace(s, "wasm error: stack overflow", "stack overflow", 1)
 }
 
 // count charges n output bytes against the limit.
