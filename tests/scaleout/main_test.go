@@ -79,7 +79,12 @@ func startReplica(t *testing.T, redisURL string, port int, extra ...string) *rep
 	r := &replica{t: t, port: port}
 	r.args = append([]string{"serve", "--tools", toolsDir, "--http", "127.0.0.1:" + strconv.Itoa(port),
 		"--watch=false", "--cache-dir", compileCache, "--store", redisURL, "--task-lease", lease.String(),
-		"--task-inline-ms", "0", "--allowed-hosts", "127.0.0.1"}, extra...)
+		"--task-inline-ms", "0", "--allowed-hosts", "127.0.0.1",
+		// Compiled code from the start: these tests time Redis outages
+		// against calls, and while a module compiles its interpreted
+		// calls are bounded engine-wide (docs/design/interpreter-tier.md),
+		// which can hold every call past an outage's window.
+		"--interpreter-first=false"}, extra...)
 	r.start()
 	t.Cleanup(r.stop)
 	return r
