@@ -72,6 +72,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/limiter"}},
 	{rule: "internal/headervalue knows nothing of every other wasmcp package", roots: []string{"./internal/headervalue"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/headervalue"}},
+	{rule: "internal/heapfloor knows nothing of every other wasmcp package", roots: []string{"./internal/heapfloor"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/heapfloor"}},
 	{rule: "internal/logbatch knows nothing of every other wasmcp package", roots: []string{"./internal/logbatch"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/logbatch"}},
 	{rule: "internal/jsonrpc knows nothing of every other wasmcp package", roots: []string{"./internal/jsonrpc"},
