@@ -41,6 +41,21 @@ func TestRegistrySigned(t *testing.T) {
 	s.stdin.Close()
 	_ = s.cmd.Wait()
 
+	// An Ed25519 key (keygen --algorithm ed25519): push --sign writes a
+	// DSSE statement naming the digest; pull --key verifies it; the
+	// ECDSA key does not.
+	if out, err := runWasmcp("keygen", "--algorithm", "ed25519", "--out", filepath.Join(keys, "ed")); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	ed := e.push(t, "v2", "", "tools/reload:ed", "--sign", filepath.Join(keys, "ed.key"))
+	out = e.run(t, true, "pull", e.reg.Addr+"/tools/reload:ed", "-o", t.TempDir(), "--key", filepath.Join(keys, "ed.pub"), "--cache-dir", t.TempDir())
+	if !strings.Contains(out, ed) || !strings.Contains(out, "signer  key sha256:") {
+		t.Fatalf("pull of the Ed25519-signed module: %s", out)
+	}
+	if out := e.run(t, false, "pull", e.reg.Addr+"/tools/reload:ed", "-o", t.TempDir(), "--key", pub, "--cache-dir", t.TempDir()); !strings.Contains(out, "signature check failed") {
+		t.Fatalf("the Ed25519 signature checked against the ECDSA key: %s", out)
+	}
+
 	pullFresh := func() string {
 		return e.run(t, false, "pull", e.reg.Addr+"/tools/reload:v1", "-o", t.TempDir(), "--key", pub, "--cache-dir", t.TempDir())
 	}

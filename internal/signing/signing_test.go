@@ -3,6 +3,7 @@ package signing
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,7 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func digestOf(s string) string {
@@ -33,11 +36,11 @@ func reason(t *testing.T, err error) Reason {
 }
 
 func TestSignVerify(t *testing.T) {
-	priv, pub, err := GenerateKey()
+	priv, pub, err := GenerateKey("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, otherPub, _ := GenerateKey()
+	_, otherPub, _ := GenerateKey("")
 	d := digestOf("manifest one")
 	b, err := Sign(d, priv)
 	if err != nil {
@@ -177,7 +180,7 @@ func TestKeyless(t *testing.T) {
 }
 
 func BenchmarkVerifyKey(b *testing.B) {
-	priv, pub, _ := GenerateKey()
+	priv, pub, _ := GenerateKey("")
 	d := digestOf("m")
 	bundle, _ := Sign(d, priv)
 	p := Policy{PublicKey: pub}
@@ -185,5 +188,93 @@ func BenchmarkVerifyKey(b *testing.B) {
 		if _, err := Verify(context.Background(), bundle, d, p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEd25519: an Ed25519 key signs a DSSE statement naming the manifest
+// digest (Ed25519 signs messages, not digests); it verifies against the
+// public key and only for that digest; an attestation of another
+// predicate type by the same key is not a signature; a bare message
+// signature cannot claim an Ed25519 key.
+func TestEd25519(t *testing.T) {
+	priv, pub, err := GenerateKey(AlgorithmEd25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherPub, _ := GenerateKey(AlgorithmEd25519)
+	_, ecPub, _ := GenerateKey(AlgorithmECDSAP256)
+	ctx := context.Background()
+	d := digestOf("manifest one")
+	b, err := Sign(d, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "dsseEnvelope") {
+		t.Fatalf("not a DSSE bundle: %s", b)
+	}
+	res, err := Verify(ctx, b, d, Policy{PublicKey: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Signer, "key sha256:") {
+		t.Fatalf("signer %q", res.Signer)
+	}
+	if _, err := Verify(ctx, b, digestOf("manifest two"), Policy{PublicKey: pub}); reason(t, err) != ReasonWrongDigest {
+		t.Fatalf("another digest: %v", err)
+	}
+	for _, k := range [][]byte{otherPub, ecPub} {
+		if _, err := Verify(ctx, b, d, Policy{PublicKey: k}); err == nil {
+			t.Fatal("another key accepted")
+		} else if r := reason(t, err); r == ReasonMalformed || r == ReasonPolicy {
+			t.Fatalf("another key: %v", err)
+		}
+	}
+	// The statement rewritten to name another digest, signature kept.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	env := m["dsseEnvelope"].(map[string]any)
+	payload, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
+	moved := strings.Replace(string(payload), strings.TrimPrefix(d, "sha256:"), strings.TrimPrefix(digestOf("manifest two"), "sha256:"), 1)
+	env["payload"] = base64.StdEncoding.EncodeToString([]byte(moved))
+	forged, _ := json.Marshal(m)
+	if _, err := Verify(ctx, forged, digestOf("manifest two"), Policy{PublicKey: pub}); err == nil {
+		t.Fatal("a statement moved to another digest was accepted")
+	}
+	// An attestation (another predicate type) signed by the same key.
+	att := strings.Replace(string(payload), PredicateSign, "https://slsa.dev/provenance/v1", 1)
+	k, _ := privateKey(priv)
+	pb, err := sign.Bundle(&sign.DSSEData{Data: []byte(att), PayloadType: payloadTypeInToto}, &ed25519Keypair{key: k.(ed25519.PrivateKey)}, sign.BundleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := protojson.Marshal(pb)
+	if _, err := Verify(ctx, ab, d, Policy{PublicKey: pub}); reason(t, err) != ReasonNotSignature {
+		t.Fatalf("an attestation: %v", err)
+	}
+	// A bare message signature over the digest checked against an Ed25519
+	// key: refused as such, before sigstore-go (which would only say it
+	// cannot verify an Ed25519 signature of a digest).
+	ecPriv, _, _ := GenerateKey(AlgorithmECDSAP256)
+	mb, err := Sign(d, ecPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(ctx, mb, d, Policy{PublicKey: pub}); reason(t, err) != ReasonBadSignature || !strings.Contains(err.Error(), "DSSE") {
+		t.Fatalf("a bare message signature with an Ed25519 key: %v", err)
+	}
+	// cosign's simple signing with an Ed25519 key signs the payload itself.
+	sp := []byte(`{"critical":{"identity":{"docker-reference":"r/x"},"image":{"docker-manifest-digest":"` + d + `"},"type":"cosign container image signature"},"optional":null}`)
+	sig := ed25519.Sign(k.(ed25519.PrivateKey), sp)
+	if _, err := VerifySimpleSigning(sp, base64.StdEncoding.EncodeToString(sig), d, Policy{PublicKey: pub}); err != nil {
+		t.Fatalf("simple signing: %v", err)
+	}
+	sig[0] ^= 1
+	if _, err := VerifySimpleSigning(sp, base64.StdEncoding.EncodeToString(sig), d, Policy{PublicKey: pub}); reason(t, err) != ReasonBadSignature {
+		t.Fatalf("simple signing, tampered: %v", err)
+	}
+	if _, _, err := GenerateKey("rsa"); err == nil {
+		t.Fatal("GenerateKey(rsa) accepted")
 	}
 }
