@@ -209,13 +209,14 @@ Flags:
 	if err != nil {
 		return err
 	}
-	t := pulled.Tool{Name: n}
+	t := pulled.Tool{Name: n, RevokedKeys: lock.RevokedKeys}
 	if old := lock.Find(n); old != nil {
 		t = *old
 	}
 	t.Reference = ref.String()
 	if *key != "" || *root != "" || *unsigned {
 		t.Key, t.Identity, t.IdentityRegexp, t.Issuer, t.TrustedRoot, t.Signed = *key, *identity, *identityRe, *issuer, *root, nil
+		t.KeyNotBefore, t.KeyNotAfter = "", "" // a window belongs to the key it was set for
 		if *unsigned {
 			f := false
 			t.Signed = &f

@@ -239,7 +239,12 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		}
 	}
 	if err != nil {
-		if _, ok := s.served[t.Name]; ok && s.installedIs(t.Name, s.served[t.Name]) {
+		// A signature refused for the pinned version (a key revoked or
+		// expired, another signer named) stops it being served at once;
+		// other refusals (a registry down) leave a version verified before.
+		var ce *CheckError
+		sigRefused := errors.As(err, &ce) && ce.Check == CheckSignature
+		if _, ok := s.served[t.Name]; ok && !sigRefused && s.installedIs(t.Name, s.served[t.Name]) {
 			log.Error("pulled tool refused; the version verified before keeps serving", "digest", t.Digest, checkAttr(err), "reason", err.Error())
 		} else {
 			log.Error("pulled tool refused; not served", "digest", t.Digest, checkAttr(err), "reason", err.Error())

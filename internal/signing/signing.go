@@ -9,6 +9,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -30,12 +31,29 @@ import (
 // Policy names who must have signed an artifact: PublicKey for a
 // key-based signer, or TrustedRoot with Issuer and Identity (or
 // IdentityRegexp) for a keyless one.
+//
+// A key may be given a validity window and may be revoked. A key-based
+// signature carries no trusted time (no transparency log, no timestamping
+// authority: any time in it is the signer's word, and a thief of the key
+// could backdate), so the window is checked at Now, the time of
+// verification: past KeyNotAfter, no signature by that key is accepted,
+// however old. A keyless signature's time is the transparency log's (and
+// the timestamping authority's), and its certificate must be valid then.
 type Policy struct {
 	PublicKey      []byte // PEM public key (ECDSA P-256 or P-384, or Ed25519)
 	TrustedRoot    []byte // contents of a Sigstore trusted_root.json
 	Identity       string // keyless: the certificate's SAN, exactly
 	IdentityRegexp string // keyless: or a regular expression the SAN matches
 	Issuer         string // keyless: the OIDC issuer, exactly
+	// KeyNotBefore and KeyNotAfter bound when PublicKey is trusted (zero:
+	// unbounded), checked at Now.
+	KeyNotBefore, KeyNotAfter time.Time
+	// RevokedKeys are fingerprints ("sha256:<hex>" of the key's DER, as
+	// Fingerprint gives them, with or without its "key " prefix) of keys
+	// no longer trusted: a signature by one is refused as revoked.
+	RevokedKeys []string
+	// Now is the time a key's window is checked at; zero is time.Now().
+	Now time.Time
 }
 
 // Result says who signed.
@@ -58,7 +76,9 @@ const (
 	ReasonWrongIdentity Reason = "wrong identity"  // the certificate names another signer
 	ReasonWrongIssuer   Reason = "wrong issuer"    // the certificate names another OIDC issuer
 	ReasonNoTlogProof   Reason = "no tlog proof"   // keyless without a transparency-log entry
-	ReasonExpired       Reason = "expired"         // signed outside the certificate's validity
+	ReasonExpired       Reason = "expired"         // signed outside the certificate's validity, or the key is past its not_after
+	ReasonNotYetValid   Reason = "not yet valid"   // the key's not_before is still to come
+	ReasonRevoked       Reason = "revoked"         // the key is listed as revoked
 	ReasonNotSignature  Reason = "not a signature" // an attestation (another in-toto predicate type)
 )
 
@@ -115,6 +135,33 @@ func publicKey(pemBytes []byte) (crypto.PublicKey, error) {
 		return pk, nil
 	}
 	return nil, refuse(ReasonPolicy, "the public key is %T; want ECDSA P-256 or P-384, or Ed25519", k)
+}
+
+// checkKey refuses a key that is revoked or outside its window at p.Now.
+func checkKey(pub crypto.PublicKey, p Policy) (fingerprint string, err error) {
+	fp, err := Fingerprint(pub)
+	if err != nil {
+		return "", refuse(ReasonPolicy, "the public key: %v", err)
+	}
+	bare := strings.TrimPrefix(fp, "key ")
+	for _, r := range p.RevokedKeys {
+		if subtle.ConstantTimeCompare([]byte(strings.ToLower(strings.TrimPrefix(r, "key "))), []byte(bare)) == 1 {
+			return "", refuse(ReasonRevoked, "the key %s is revoked (listed in revoked_keys)", bare)
+		}
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if !p.KeyNotAfter.IsZero() && now.After(p.KeyNotAfter) {
+		return "", refuse(ReasonExpired, "the key %s expired at %s (key_not_after; checked at the time of verification, %s: a key-based signature carries no trusted time)",
+			bare, p.KeyNotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if !p.KeyNotBefore.IsZero() && now.Before(p.KeyNotBefore) {
+		return "", refuse(ReasonNotYetValid, "the key %s is not valid before %s (key_not_before; now %s)",
+			bare, p.KeyNotBefore.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return fp, nil
 }
 
 // Fingerprint is the SHA-256 of a public key's DER encoding, as Result
@@ -179,6 +226,10 @@ func verifyKey(b verify.SignedEntity, want []byte, p Policy) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	fp, err := checkKey(pub, p)
+	if err != nil {
+		return nil, err
+	}
 	vc, err := b.VerificationContent()
 	if err != nil {
 		return nil, refuse(ReasonMalformed, "the bundle has no verification material: %v", err)
@@ -208,10 +259,6 @@ func verifyKey(b verify.SignedEntity, want []byte, p Policy) (*Result, error) {
 	}
 	if _, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", want), verify.WithKey())); err != nil {
 		return nil, classify(err)
-	}
-	fp, err := Fingerprint(pub)
-	if err != nil {
-		return nil, refuse(ReasonPolicy, "the public key: %v", err)
 	}
 	return &Result{Signer: fp}, nil
 }
@@ -254,10 +301,10 @@ func classify(err error) error {
 		reason = ReasonWrongIdentity
 	case strings.Contains(msg, "issuer") || strings.Contains(msg, "Issuer"):
 		reason = ReasonWrongIssuer
+	case strings.Contains(msg, "expired") || strings.Contains(msg, "not yet valid") || strings.Contains(msg, "validity"):
+		reason = ReasonExpired // checked first: "integrated time outside certificate validity" is a log time
 	case strings.Contains(msg, "transparency log") || strings.Contains(msg, "tlog"):
 		reason = ReasonNoTlogProof
-	case strings.Contains(msg, "expired") || strings.Contains(msg, "not yet valid") || strings.Contains(msg, "validity"):
-		reason = ReasonExpired
 	case strings.Contains(msg, "certificate") || strings.Contains(msg, "chain"):
 		reason = ReasonUntrustedKey
 	case strings.Contains(msg, "digest"):
@@ -298,6 +345,10 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	if err != nil {
 		return nil, err
 	}
+	fp, err := checkKey(pub, p)
+	if err != nil {
+		return nil, err
+	}
 	sig, err := decodeBase64(sigB64)
 	if err != nil {
 		return nil, refuse(ReasonMalformed, "the signature annotation is not base64")
@@ -312,10 +363,6 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	}
 	if !ok {
 		return nil, refuse(ReasonBadSignature, "the signature does not verify with the lock's key")
-	}
-	fp, err := Fingerprint(pub)
-	if err != nil {
-		return nil, refuse(ReasonPolicy, "the public key: %v", err)
 	}
 	return &Result{Signer: fp}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
@@ -277,4 +278,81 @@ func TestEd25519(t *testing.T) {
 	if _, _, err := GenerateKey("rsa"); err == nil {
 		t.Fatal("GenerateKey(rsa) accepted")
 	}
+}
+
+// TestKeyRevokedExpired: a key listed as revoked, past its not_after or
+// before its not_before is refused, each with its own reason, for a
+// Sigstore bundle and a cosign simple-signing signature alike, checked at
+// the time of verification; inside its window and not revoked it verifies.
+func TestKeyRevokedExpired(t *testing.T) {
+	for _, alg := range []string{AlgorithmECDSAP256, AlgorithmEd25519} {
+		t.Run(alg, func(t *testing.T) {
+			priv, pub, err := GenerateKey(alg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := digestOf("manifest")
+			b, err := Sign(d, priv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			res, err := Verify(ctx, b, d, Policy{PublicKey: pub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := strings.TrimPrefix(res.Signer, "key ")
+			now := time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC)
+			_, otherPub, _ := GenerateKey(alg)
+			other, _ := Verify(ctx, mustSign(t, d, alg, otherPub), d, Policy{PublicKey: otherPub})
+			cases := []struct {
+				name string
+				p    Policy
+				want Reason // "" verifies
+			}{
+				{"inside_window", Policy{KeyNotBefore: now.AddDate(0, -1, 0), KeyNotAfter: now.AddDate(0, 1, 0), Now: now}, ""},
+				{"another_key_revoked", Policy{RevokedKeys: []string{strings.TrimPrefix(other.Signer, "key ")}}, ""},
+				{"revoked", Policy{RevokedKeys: []string{fp}}, ReasonRevoked},
+				{"revoked_as_signer_line", Policy{RevokedKeys: []string{res.Signer}}, ReasonRevoked},
+				{"expired", Policy{KeyNotAfter: now.AddDate(0, 0, -1), Now: now}, ReasonExpired},
+				{"not_yet_valid", Policy{KeyNotBefore: now.AddDate(0, 0, 1), Now: now}, ReasonNotYetValid},
+			}
+			for _, c := range cases {
+				c.p.PublicKey = pub
+				_, err := Verify(ctx, b, d, c.p)
+				if c.want == "" {
+					if err != nil {
+						t.Errorf("%s: %v", c.name, err)
+					}
+					continue
+				}
+				if err == nil || reason(t, err) != c.want || !strings.Contains(err.Error(), string(c.want)) || !strings.Contains(err.Error(), fp) {
+					t.Errorf("%s: got %v, want reason %q naming %s", c.name, err, c.want, fp)
+				}
+				if alg != AlgorithmECDSAP256 {
+					continue
+				}
+				// The same for cosign's simple signing.
+				payload := []byte(`{"critical":{"image":{"docker-manifest-digest":"` + d + `"},"type":"cosign container image signature"}}`)
+				if _, err := VerifySimpleSigning(payload, "", d, c.p); err == nil || reason(t, err) != c.want {
+					t.Errorf("%s, simple signing: %v", c.name, err)
+				}
+			}
+		})
+	}
+}
+
+// mustSign signs d with a new key of alg and rewrites *pub to its public key.
+func mustSign(t *testing.T, d, alg string, pub []byte) []byte {
+	t.Helper()
+	priv, p, err := GenerateKey(alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(pub, p)
+	b, err := Sign(d, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
