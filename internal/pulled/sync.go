@@ -163,8 +163,15 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 			case ferr != nil:
 				return nil, classify(fmt.Errorf("signatures: %w", ferr))
 			}
-			sigs = fresh
-			if f.Signer, err = s.Verify(ctx, sigs, dgst, t, s.Dir); err != nil {
+			sigs = nil
+			for _, sg := range fresh {
+				if sg.Skipped != "" {
+					s.logger().Warn("pulled tool: a referrer of the manifest is not a readable signature; skipped", "tool", t.Name, "digest", dgst, "source", sg.Source, "reason", sg.Skipped)
+				} else {
+					sigs = append(sigs, sg) // only readable signatures are cached
+				}
+			}
+			if f.Signer, err = s.Verify(ctx, fresh, dgst, t, s.Dir); err != nil {
 				return nil, refuse(CheckSignature, err)
 			}
 			fromCache = false
@@ -181,6 +188,15 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 		}
 	}
 	return f, nil
+}
+
+// logger is s.Log, or a logger that drops everything (wasmcp pull has
+// no log: what it skips is in its error when nothing verifies).
+func (s *Syncer) logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
 }
 
 // Sync brings the tools directory in line with the lock once: every tool

@@ -78,6 +78,8 @@ func Verify(ctx context.Context, sigs []oci.Signature, dgst string, t *Tool, dir
 		var signer string
 		var err error
 		switch {
+		case s.Skipped != "":
+			err = errors.New("skipped: " + s.Skipped)
 		case s.Bundle != nil:
 			signer, err = VerifyBundle(ctx, s.Bundle, dgst, p)
 		case s.Payload != nil:
