@@ -209,6 +209,14 @@ Flags:
 	if err != nil {
 		return err
 	}
+	if other := lock.FindFold(n); other != nil && other.Name != n {
+		return fmt.Errorf("tool %q: %s has %q, differing only in case (one file on a case-insensitive filesystem); give --name", n, pulled.LockName, other.Name)
+	}
+	if lock.Find(n) == nil {
+		if err := pulled.CheckUnowned(*out, n); err != nil {
+			return fmt.Errorf("%w; give --name", err)
+		}
+	}
 	t := pulled.Tool{Name: n, RevokedKeys: lock.RevokedKeys}
 	if old := lock.Find(n); old != nil {
 		t = *old

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/wasmcp/wasmcp/internal/oci"
 )
 
 // LockName is the lock file's name in a tools directory.
@@ -133,18 +135,24 @@ func ReadLock(dir string) (*Lock, error) {
 			return nil, fmt.Errorf("lock file %s: revoked_keys: %q is not a key fingerprint (sha256:<64 lowercase hex digits>, as the signer line shows)", p, r)
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // lower case → as written
 	for i := range l.Tools {
 		t := &l.Tools[i]
 		if err := CheckName(t.Name); err != nil {
 			return nil, fmt.Errorf("lock file %s: tool %d: %w", p, i+1, err)
 		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("lock file %s: tool %q is listed twice", p, t.Name)
+		if prev, ok := seen[strings.ToLower(t.Name)]; ok {
+			if prev == t.Name {
+				return nil, fmt.Errorf("lock file %s: tool %q is listed twice", p, t.Name)
+			}
+			return nil, fmt.Errorf("lock file %s: tools %q and %q differ only in case: on a case-insensitive filesystem they are one file", p, prev, t.Name)
 		}
-		seen[t.Name] = true
+		seen[strings.ToLower(t.Name)] = t.Name
 		if t.Reference == "" || t.Digest == "" {
 			return nil, fmt.Errorf("lock file %s: tool %q: reference and digest are required", p, t.Name)
+		}
+		if r, err := oci.ParseRef(t.Reference); err == nil && r.ValidateReferenceAsDigest() == nil && r.Reference.Reference != t.Digest {
+			return nil, fmt.Errorf("lock file %s: tool %q: reference %s pins %s but digest is %s: which one was meant? (make them agree)", p, t.Name, t.Reference, r.Reference.Reference, t.Digest)
 		}
 		if t.RequireSignature() && t.Key == "" && t.TrustedRoot == "" {
 			return nil, fmt.Errorf("lock file %s: tool %q: name the expected signer (key, or identity, issuer and trusted_root), or set signed = false", p, t.Name)
@@ -155,6 +163,17 @@ func ReadLock(dir string) (*Lock, error) {
 		t.RevokedKeys = l.RevokedKeys
 	}
 	return &l, nil
+}
+
+// FindFold returns the tool whose name equals name but for case, nil if
+// none: two such names are one file on a case-insensitive filesystem.
+func (l *Lock) FindFold(name string) *Tool {
+	for i := range l.Tools {
+		if strings.EqualFold(l.Tools[i].Name, name) {
+			return &l.Tools[i]
+		}
+	}
+	return nil
 }
 
 // Find returns the tool named name, nil if none.
