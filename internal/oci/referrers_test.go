@@ -51,7 +51,8 @@ func (c *countingTransport) fetched(d digest.Digest) bool {
 // layers, one whose bundle declares more than the 1 MiB cap (refused
 // before any byte of it is fetched) and 20 more referrers (past the 16
 // signatures that used to fail the whole listing) are each skipped with a
-// reason, and the good bundle is still returned.
+// reason, as is a cosign .sig tag whose payload is over the cap, and the
+// good bundle is still returned.
 func TestSignatureReferrersJunk(t *testing.T) {
 	reg := registrytest.Start(t, false)
 	ct := &countingTransport{}
@@ -99,6 +100,15 @@ func TestSignatureReferrersJunk(t *testing.T) {
 	for i := range 20 {
 		referrer(oci.MediaTypeSigstoreBundle, blob(oci.MediaTypeSigstoreBundle, fmt.Appendf(nil, `{"junk":%d}`, i)))
 	}
+	// A cosign .sig tag whose simple-signing layer declares more than the
+	// cap: skipped too, not a failure hiding the referrers.
+	hugePayload := blob(oci.MediaTypeCosignSimpleSigning, bytes.Repeat([]byte{' '}, oci.MaxSignature+2))
+	hugePayload.Annotations = map[string]string{"dev.cosignproject.cosign/signature": "MEUCIQDfake=="}
+	sm, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: empty, Layers: []ocispec.Descriptor{hugePayload}})
+	smd := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(sm), Size: int64(len(sm))}
+	if err := repo.PushReference(ctx, smd, bytes.NewReader(sm), "sha256-"+desc.Digest.Encoded()+".sig"); err != nil {
+		t.Fatal(err)
+	}
 	sigs, err := c.Signatures(ctx, ref, desc.Digest.String())
 	if err != nil {
 		t.Fatalf("the listing failed: %v", err)
@@ -119,8 +129,14 @@ func TestSignatureReferrersJunk(t *testing.T) {
 	if !sawGood {
 		t.Fatalf("the good signature is not among the %d listed", len(sigs))
 	}
-	if len(sigs) != 23 {
-		t.Errorf("%d listed, want 23 (the good one, two skipped, 20 more)", len(sigs))
+	if len(sigs) != 24 {
+		t.Errorf("%d listed, want 24 (the good one, two skipped, 20 more, the .sig tag skipped)", len(sigs))
+	}
+	if r := skipped["tag sha256-"+desc.Digest.Encoded()+".sig"]; !strings.Contains(r, "refused before download") {
+		t.Errorf("the .sig tag: %q", r)
+	}
+	if ct.fetched(hugePayload.Digest) {
+		t.Error("the payload over the cap was fetched")
 	}
 	if r := skipped[twoLayers.String()]; !strings.Contains(r, "want one layer") {
 		t.Errorf("two layers: %q", r)

@@ -85,8 +85,13 @@ func (c *Client) Signatures(ctx context.Context, ref Ref, dgst string) ([]Signat
 		out = append(out, *s)
 	}
 	simple, err := c.cosignTag(ctx, repo, d)
-	if err != nil {
-		return nil, c.wrap(ctx, "fetch cosign signature of", ref, err)
+	switch {
+	case ctx.Err() != nil:
+		return nil, c.wrap(ctx, "fetch cosign signature of", ref, ctx.Err())
+	case err != nil:
+		// A junk .sig tag, like a junk referrer, is skipped: it must not
+		// hide the referrers.
+		return append(out, Signature{Source: "tag sha256-" + d.Encoded() + ".sig", Skipped: err.Error()}), nil
 	}
 	return append(out, simple...), nil
 }

@@ -30,13 +30,15 @@ func TestLockRefuses(t *testing.T) {
 			"reference r.example/t/echo@" + a + " pins " + a + " but digest is " + b},
 	}
 	for _, c := range cases {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(c.lock), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pulled.ReadLock(dir); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(c.lock), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pulled.ReadLock(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
 	}
 }
 
