@@ -98,6 +98,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/redistest"}},
 	{rule: "internal/testkit/registrytest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/registrytest"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/registrytest"}},
+	{rule: "internal/testkit/sigstoretest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/sigstoretest"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/sigstoretest"}},
 	{rule: "internal/oci knows nothing of every other wasmcp package", roots: []string{"./internal/oci"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/oci"}},
 	{rule: "internal/signing knows nothing of every other wasmcp package", roots: []string{"./internal/signing"},

@@ -163,8 +163,15 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 			case ferr != nil:
 				return nil, classify(fmt.Errorf("signatures: %w", ferr))
 			}
-			sigs = fresh
-			if f.Signer, err = s.Verify(ctx, sigs, dgst, t, s.Dir); err != nil {
+			sigs = nil
+			for _, sg := range fresh {
+				if sg.Skipped != "" {
+					s.logger().Warn("pulled tool: a referrer of the manifest is not a readable signature; skipped", "tool", t.Name, "digest", dgst, "source", sg.Source, "reason", sg.Skipped)
+				} else {
+					sigs = append(sigs, sg) // only readable signatures are cached
+				}
+			}
+			if f.Signer, err = s.Verify(ctx, fresh, dgst, t, s.Dir); err != nil {
 				return nil, refuse(CheckSignature, err)
 			}
 			fromCache = false
@@ -181,6 +188,15 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 		}
 	}
 	return f, nil
+}
+
+// logger is s.Log, or a logger that drops everything (wasmcp pull has
+// no log: what it skips is in its error when nothing verifies).
+func (s *Syncer) logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
 }
 
 // Sync brings the tools directory in line with the lock once: every tool
@@ -239,7 +255,12 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		}
 	}
 	if err != nil {
-		if _, ok := s.served[t.Name]; ok && s.installedIs(t.Name, s.served[t.Name]) {
+		// A signature refused for the pinned version (a key revoked or
+		// expired, another signer named) stops it being served at once;
+		// other refusals (a registry down) leave a version verified before.
+		var ce *CheckError
+		sigRefused := errors.As(err, &ce) && ce.Check == CheckSignature
+		if _, ok := s.served[t.Name]; ok && !sigRefused && s.installedIs(t.Name, s.served[t.Name]) {
 			log.Error("pulled tool refused; the version verified before keeps serving", "digest", t.Digest, checkAttr(err), "reason", err.Error())
 		} else {
 			log.Error("pulled tool refused; not served", "digest", t.Digest, checkAttr(err), "reason", err.Error())
@@ -247,7 +268,11 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		}
 	} else {
 		c, ierr := s.install(t.Name, f)
-		if ierr != nil {
+		var hp *HandPlacedError
+		switch {
+		case errors.As(ierr, &hp):
+			log.Error("pulled tool refused; not installed over a module placed by hand", "file", hp.File, "digest", t.Digest, "check", "install", "reason", ierr.Error())
+		case ierr != nil:
 			log.Error("pulled tool: installing into the tools directory", "err", ierr)
 		}
 		changed = c
@@ -327,6 +352,47 @@ func equal(a, b []string) bool {
 
 // Files of a tool in the tools directory.
 func (s *Syncer) wasmPath(name string) string   { return filepath.Join(s.Dir, name+".wasm") }
+func (s *Syncer) markerPath(name string) string { return markerPath(s.Dir, name) }
+
+// markerPath is the hidden file saying NAME.wasm in dir was installed
+// from the lock (the registry ignores dot files).
+func markerPath(dir, name string) string { return filepath.Join(dir, "."+name+".wasmcp-pulled") }
+
+// HandPlacedError is a pulled tool refused because a module of its name,
+// not installed from the lock, is in the tools directory.
+type HandPlacedError struct{ File string }
+
+func (e *HandPlacedError) Error() string {
+	return fmt.Sprintf("%s is in the tools directory and was not installed by wasmcp from %s (placed by hand?): the pulled tool is not installed over it; rename one of them", e.File, LockName)
+}
+
+// CheckUnowned refuses a name whose module file in dir exists and was
+// not installed from the lock.
+func CheckUnowned(dir, name string) error {
+	p := filepath.Join(dir, name+".wasm")
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(markerPath(dir, name)); err == nil {
+		return nil
+	}
+	return &HandPlacedError{File: p}
+}
+
+// owns reports whether NAME.wasm, if there, may be written by the lock's
+// tool: this process installed it, the marker says a run before did, or
+// it already holds the verified module (adopted: a tools directory from
+// before the markers).
+func (s *Syncer) owns(name string, module []byte) bool {
+	if _, ok := s.served[name]; ok {
+		return true
+	}
+	if _, err := os.Stat(s.markerPath(name)); err == nil {
+		return true
+	}
+	b, err := os.ReadFile(s.wasmPath(name))
+	return err != nil || bytes.Equal(b, module)
+}
 func (s *Syncer) policyPath(name string) string { return filepath.Join(s.Dir, name+".policy.toml") }
 
 // installedIs reports whether NAME.wasm holds the module of hash h.
@@ -338,6 +404,12 @@ func (s *Syncer) installedIs(name string, h digest.Digest) bool {
 // install writes a verified version's files (the policy first, then the
 // module, each renamed into place) when they differ from what is there.
 func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
+	if !s.owns(name, f.Module) {
+		return false, &HandPlacedError{File: s.wasmPath(name)}
+	}
+	if err := writeAtomic(s.markerPath(name), nil, 0o644); err != nil {
+		return false, err
+	}
 	pp := s.policyPath(name)
 	old, rerr := os.ReadFile(pp)
 	switch {
@@ -363,9 +435,15 @@ func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
 	return changed, nil
 }
 
-// uninstall removes a tool's files from the tools directory.
+// uninstall removes a tool's files from the tools directory, when they
+// were installed from the lock: never a module of that name placed by hand.
 func (s *Syncer) uninstall(name string) bool {
+	_, served := s.served[name]
 	delete(s.served, name)
+	if _, err := os.Stat(s.markerPath(name)); err != nil && !served {
+		return false
+	}
+	defer os.Remove(s.markerPath(name))
 	changed := false
 	for _, p := range []string{s.wasmPath(name), s.policyPath(name)} {
 		if err := os.Remove(p); err == nil {
