@@ -167,7 +167,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	name := fs.String("name", "", "the tool's name in the tools directory (default: the repository's last element)")
 	key := fs.String("key", "", "the expected signer's public key (PEM)")
 	identity := fs.String("identity", "", "the expected signer's certificate identity (keyless; with --issuer and --trusted-root)")
-	identityRe := fs.String("identity-regexp", "", "a regular expression the signer's identity must match (instead of --identity)")
+	identityRe := fs.String("identity-regexp", "", "a regular expression the signer's whole identity must match, anchored at both ends (instead of --identity)")
 	issuer := fs.String("issuer", "", "the expected OIDC issuer of a keyless signature")
 	root := fs.String("trusted-root", "", "Sigstore trusted-root JSON file keyless signatures are checked against, offline")
 	unsigned := fs.Bool("unsigned", false, "accept the tool without a signature (the lock records signed = false)")

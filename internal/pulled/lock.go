@@ -49,9 +49,9 @@ type Tool struct {
 	// no trusted time of its own).
 	KeyNotBefore string `toml:"key_not_before,omitempty"`
 	KeyNotAfter  string `toml:"key_not_after,omitempty"`
-	// Identity (or IdentityRegexp) and Issuer are the expected signer of a
-	// keyless signature, checked offline against TrustedRoot (a Sigstore
-	// trusted-root JSON file).
+	// Identity (or IdentityRegexp, which must match the whole identity)
+	// and Issuer are the expected signer of a keyless signature, checked
+	// offline against TrustedRoot (a Sigstore trusted-root JSON file).
 	Identity       string `toml:"identity,omitempty"`
 	IdentityRegexp string `toml:"identity_regexp,omitempty"`
 	Issuer         string `toml:"issuer,omitempty"`
