@@ -72,7 +72,7 @@ type Tool struct {
 	RevokedKeys []string `toml:"-"`
 }
 
-var fingerprintRe = regexp.MustCompile(`^(key )?sha256:[0-9a-f]{64}$`)
+var fingerprintRe = regexp.MustCompile(`^(key )?sha256:[0-9a-fA-F]{64}$`)
 
 // checkTimes checks a tool's key_not_before and key_not_after.
 func (t *Tool) checkTimes() error {
@@ -130,10 +130,11 @@ func ReadLock(dir string) (*Lock, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("lock file %s: unknown key %q", p, und[0].String())
 	}
-	for _, r := range l.RevokedKeys {
+	for i, r := range l.RevokedKeys {
 		if !fingerprintRe.MatchString(r) {
-			return nil, fmt.Errorf("lock file %s: revoked_keys: %q is not a key fingerprint (sha256:<64 lowercase hex digits>, as the signer line shows)", p, r)
+			return nil, fmt.Errorf("lock file %s: revoked_keys: %q is not a key fingerprint (sha256:<64 hex digits>, as the signer line shows)", p, r)
 		}
+		l.RevokedKeys[i] = strings.ToLower(r) // hex in either case names the same key
 	}
 	seen := map[string]string{} // lower case → as written
 	for i := range l.Tools {

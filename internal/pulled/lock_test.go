@@ -108,3 +108,127 @@ func TestHandPlacedModule(t *testing.T) {
 		t.Fatalf("a file installed from the lock by a run before was not replaced: %q", b)
 	}
 }
+
+// installFixture is a tools directory whose lock names one unsigned,
+// approved tool "echo" served by a fake registry, and a syncer maker
+// (each call a new run of serve) logging into logs.
+func installFixture(t *testing.T) (dir, lock string, syncer func() *pulled.Syncer, logs *bytes.Buffer) {
+	t.Helper()
+	f := newFake(t, []ocispec.Descriptor{wasmLayer(oci.MediaTypeWasm, module, int64(len(module)))}, map[digest.Digest][]byte{digest.FromBytes(module): module})
+	dir = t.TempDir()
+	lock = fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = %q\ndigest = %q\nsigned = false\napproved = []\n", f.ref(), digest.FromBytes(f.manifest))
+	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := oci.New(oci.Options{DockerConfig: emptyConfig(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := pulled.OpenCache(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &bytes.Buffer{}
+	syncer = func() *pulled.Syncer {
+		return &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: slog.New(slog.NewTextHandler(logs, nil))}
+	}
+	return dir, lock, syncer, logs
+}
+
+// mustInstall syncs with s and checks echo.wasm is the pulled module.
+func mustInstall(t *testing.T, s *pulled.Syncer, dir string) {
+	t.Helper()
+	if _, err := s.Sync(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "echo.wasm")); !bytes.Equal(b, module) {
+		t.Fatalf("not installed: %q", b)
+	}
+}
+
+// gone checks a pulled tool's files were removed from dir.
+func gone(t *testing.T, dir, name string) {
+	t.Helper()
+	for _, f := range []string{name + ".wasm", "." + name + ".wasmcp-pulled"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s is still in the tools directory", f)
+		}
+	}
+}
+
+// TestLockUnreadable: a lock that cannot be read (here an operator
+// revoking a key with a typo in revoked_keys) removes every tool
+// installed from a lock — the ones this run serves (SIGHUP) and the ones
+// a run before installed (a restart) — instead of leaving them served
+// unchecked, the revoked one included. A module placed by hand stays.
+// Upper-case hex in revoked_keys names the same key (no error).
+func TestLockUnreadable(t *testing.T) {
+	dir, lock, syncer, _ := installFixture(t)
+	hand := filepath.Join(dir, "other.wasm")
+	if err := os.WriteFile(hand, module, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := "revoked_keys = [\"sha256:9f86d0\"]\n" + lock
+	writeLock := func(s string) {
+		if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := syncer()
+	mustInstall(t, s, dir)
+	writeLock(bad)
+	changed, err := s.Sync(context.Background(), true) // SIGHUP
+	if err == nil || !strings.Contains(err.Error(), "no pulled tool is served") || !changed {
+		t.Fatalf("changed %v, err %v", changed, err)
+	}
+	gone(t, dir, "echo")
+	writeLock(lock)
+	mustInstall(t, syncer(), dir)
+	writeLock(bad)
+	if _, err := syncer().Sync(context.Background(), false); err == nil { // a restart
+		t.Fatal("an unreadable lock read")
+	}
+	gone(t, dir, "echo")
+	if _, err := os.Stat(hand); err != nil {
+		t.Fatalf("a module placed by hand was removed: %v", err)
+	}
+	upper := "revoked_keys = [\"sha256:" + strings.Repeat("AB", 32) + "\"]\n" + lock
+	writeLock(upper)
+	l, err := pulled.ReadLock(dir)
+	if err != nil {
+		t.Fatalf("upper-case hex in revoked_keys: %v", err)
+	}
+	if want := "sha256:" + strings.Repeat("ab", 32); l.Tools[0].RevokedKeys[0] != want {
+		t.Fatalf("revoked key %q, want %q", l.Tools[0].RevokedKeys[0], want)
+	}
+}
+
+// TestRemovedFromLock: a tool removed from the lock while serve was not
+// running, or whose lock was deleted, is removed at the next start rather
+// than served, unchecked, as if placed by hand.
+func TestRemovedFromLock(t *testing.T) {
+	dir, lock, syncer, logs := installFixture(t)
+	mustInstall(t, syncer(), dir)
+	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte("# no tools\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncer().Sync(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, dir, "echo")
+	if !strings.Contains(logs.String(), "pulled tool not in the lock; removed") {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustInstall(t, syncer(), dir)
+	if got := pulled.Installed(dir); len(got) != 1 || got[0] != "echo" {
+		t.Fatalf("Installed = %q", got)
+	}
+	os.Remove(filepath.Join(dir, pulled.LockName))
+	if _, err := syncer().Sync(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, dir, "echo")
+}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -208,6 +210,14 @@ func (s *Syncer) logger() *slog.Logger {
 // as pending and the old version keeps serving. Every refusal is logged
 // with the check that failed. It reports whether files of the tools
 // directory changed.
+//
+// It fails closed. A lock that cannot be read (a typo in revoked_keys, a
+// key_not_after that is not RFC 3339) removes every tool installed from
+// a lock, by this run or one before (the .NAME.wasmcp-pulled markers):
+// nothing can be checked, and a tool just revoked must not keep serving.
+// A tool installed from the lock that the lock no longer lists (removed
+// while serve was not running, or the lock deleted) is removed too,
+// before the listed tools are installed.
 func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,22 +226,26 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 	}
 	lock, err := ReadLock(s.Dir)
 	if err != nil {
-		return false, err
+		for _, name := range s.installed() {
+			changed = s.uninstall(name) || changed
+		}
+		return changed, fmt.Errorf("%w: no pulled tool is served until the lock can be read", err)
 	}
 	lockChanged := false
 	listed := map[string]bool{}
 	for i := range lock.Tools {
-		t := &lock.Tools[i]
-		listed[t.Name] = true
-		c, lc := s.syncTool(ctx, t, follow)
-		changed = changed || c
-		lockChanged = lockChanged || lc
+		listed[lock.Tools[i].Name] = true
 	}
-	for name := range s.served {
+	for _, name := range s.installed() {
 		if !listed[name] {
-			s.Log.Info("pulled tool removed from the lock", "tool", name)
+			s.logger().Info("pulled tool not in the lock; removed", "tool", name)
 			changed = s.uninstall(name) || changed
 		}
+	}
+	for i := range lock.Tools {
+		c, lc := s.syncTool(ctx, &lock.Tools[i], follow)
+		changed = changed || c
+		lockChanged = lockChanged || lc
 	}
 	if lockChanged {
 		if err := WriteLock(s.Dir, lock); err != nil {
@@ -242,7 +256,7 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 }
 
 func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, lockChanged bool) {
-	log := s.Log.With("tool", t.Name, "reference", t.Reference)
+	log := s.logger().With("tool", t.Name, "reference", t.Reference)
 	f, err := s.Fetch(ctx, t, t.Digest)
 	if err == nil && t.Approved == nil {
 		err = refuse(CheckApproval, fmt.Errorf("not approved yet: it asks for %v; run wasmcp approve %s", orNothing(f.Grants), t.Name))
@@ -356,7 +370,41 @@ func (s *Syncer) markerPath(name string) string { return markerPath(s.Dir, name)
 
 // markerPath is the hidden file saying NAME.wasm in dir was installed
 // from the lock (the registry ignores dot files).
-func markerPath(dir, name string) string { return filepath.Join(dir, "."+name+".wasmcp-pulled") }
+func markerPath(dir, name string) string { return filepath.Join(dir, "."+name+markerSuffix) }
+
+const markerSuffix = ".wasmcp-pulled"
+
+// Installed lists the tools of dir installed from a lock, by this run or
+// one before: the names of its .NAME.wasmcp-pulled markers.
+func Installed(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") || !strings.HasSuffix(n, markerSuffix) {
+			continue
+		}
+		if name := strings.TrimSuffix(n[1:], markerSuffix); CheckName(name) == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// installed is Installed and the tools this run installed, sorted.
+func (s *Syncer) installed() []string {
+	names := Installed(s.Dir)
+	for name := range s.served {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
 
 // HandPlacedError is a pulled tool refused because a module of its name,
 // not installed from the lock, is in the tools directory.
@@ -449,7 +497,7 @@ func (s *Syncer) uninstall(name string) bool {
 		if err := os.Remove(p); err == nil {
 			changed = true
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.Log.Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
+			s.logger().Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
 		}
 	}
 	return changed
