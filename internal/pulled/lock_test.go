@@ -232,3 +232,53 @@ func TestRemovedFromLock(t *testing.T) {
 	}
 	gone(t, dir, "echo")
 }
+
+// TestHandPlacedScript: a script placed by hand, NAME.js or NAME.ts,
+// shares NAME.policy.toml with NAME.wasm (the registry loads both, each
+// under that one policy). A pulled tool of that name used to overwrite
+// the script's policy with its own (or delete it), handing the script
+// the grants approved for the pulled module. It is refused like a module
+// placed by hand, the script's policy untouched; a script appearing
+// beside a pulled tool already installed makes it uninstalled (its
+// grants never reach the script); pull refuses the name.
+func TestHandPlacedScript(t *testing.T) {
+	for _, ext := range []string{".js", ".ts"} {
+		t.Run(ext[1:], func(t *testing.T) {
+			dir, _, syncer, logs := installFixture(t)
+			script := filepath.Join(dir, "echo"+ext)
+			pol := filepath.Join(dir, "echo.policy.toml")
+			own := []byte("memory = \"32MiB\"\n")
+			os.WriteFile(script, []byte("tool('echo', {}, (a) => a)\n"), 0o644)
+			os.WriteFile(pol, own, 0o644)
+			if _, err := syncer().Sync(context.Background(), false); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(pol); err != nil || !bytes.Equal(b, own) {
+				t.Fatalf("the script's policy was replaced: %q, %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "echo.wasm")); err == nil {
+				t.Fatal("the pulled module was installed beside the script")
+			}
+			if !strings.Contains(logs.String(), "not installed over a module placed by hand") || !strings.Contains(logs.String(), script) {
+				t.Fatalf("log:\n%s", logs.String())
+			}
+			if err := pulled.CheckUnowned(dir, "echo"); err == nil || !strings.Contains(err.Error(), script) {
+				t.Fatalf("CheckUnowned: %v", err)
+			}
+			// Installed first, the script placed after: uninstalled at the
+			// next sync.
+			os.Remove(script)
+			os.Remove(pol)
+			s := syncer()
+			mustInstall(t, s, dir)
+			os.WriteFile(script, []byte("tool('echo', {}, (a) => a)\n"), 0o644)
+			if _, err := s.Sync(context.Background(), true); err != nil {
+				t.Fatal(err)
+			}
+			gone(t, dir, "echo")
+			if _, err := os.Stat(script); err != nil {
+				t.Fatalf("the script was removed: %v", err)
+			}
+		})
+	}
+}

@@ -257,6 +257,13 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 
 func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, lockChanged bool) {
 	log := s.logger().With("tool", t.Name, "reference", t.Reference)
+	if sc := scriptBeside(s.Dir, t.Name); sc != "" {
+		// Whether this version verifies or not, and even with a version
+		// verified before: its policy would be the script's.
+		err := &HandPlacedError{File: sc}
+		log.Error("pulled tool refused; not installed over a module placed by hand", "file", sc, "digest", t.Digest, "check", "install", "reason", err.Error())
+		return s.uninstall(t.Name), false
+	}
 	f, err := s.Fetch(ctx, t, t.Digest)
 	if err == nil && t.Approved == nil {
 		err = refuse(CheckApproval, fmt.Errorf("not approved yet: it asks for %v; run wasmcp approve %s", orNothing(f.Grants), t.Name))
@@ -330,7 +337,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	c, ierr := s.install(t.Name, nf)
 	if ierr != nil {
 		log.Error("pulled tool: installing into the tools directory", "err", ierr)
-		return changed, lockChanged
+		return changed || c, lockChanged
 	}
 	log.Info("pulled tool updated", "digest", now, "was", t.Digest, "signer", nf.Signer)
 	t.Digest, t.Signer, t.Pending, t.PendingDigest = now, nf.Signer, nil, ""
@@ -414,9 +421,30 @@ func (e *HandPlacedError) Error() string {
 	return fmt.Sprintf("%s is in the tools directory and was not installed by wasmcp from %s (placed by hand?): the pulled tool is not installed over it; rename one of them", e.File, LockName)
 }
 
+// scriptExts are the extensions of the scripts the tools directory loads
+// (registry.IsScript): NAME.js or NAME.ts shares NAME.policy.toml with
+// NAME.wasm, so a pulled NAME beside one would hand it the pulled grants.
+var scriptExts = []string{".js", ".ts"}
+
+// scriptBeside returns the script NAME.js or NAME.ts in dir, "" if none.
+// wasmcp never installs one: it is always placed by hand.
+func scriptBeside(dir, name string) string {
+	for _, ext := range scriptExts {
+		p := filepath.Join(dir, name+ext)
+		if _, err := os.Lstat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // CheckUnowned refuses a name whose module file in dir exists and was
-// not installed from the lock.
+// not installed from the lock, or that a script in dir has (NAME.js or
+// NAME.ts, which shares NAME.policy.toml).
 func CheckUnowned(dir, name string) error {
+	if sc := scriptBeside(dir, name); sc != "" {
+		return &HandPlacedError{File: sc}
+	}
 	p := filepath.Join(dir, name+".wasm")
 	if _, err := os.Stat(p); err != nil {
 		return nil
@@ -452,6 +480,11 @@ func (s *Syncer) installedIs(name string, h digest.Digest) bool {
 // install writes a verified version's files (the policy first, then the
 // module, each renamed into place) when they differ from what is there.
 func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
+	if sc := scriptBeside(s.Dir, name); sc != "" {
+		// Installed beside a script, the pulled policy would be the
+		// script's too: refused, and a version installed before removed.
+		return s.uninstall(name), &HandPlacedError{File: sc}
+	}
 	if !s.owns(name, f.Module) {
 		return false, &HandPlacedError{File: s.wasmPath(name)}
 	}
