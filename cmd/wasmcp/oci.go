@@ -289,7 +289,14 @@ Flags:
 		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, dgst, *out)
 	}
 	lock.Put(t)
-	return pulled.WriteLock(*out, lock)
+	if err := pulled.WriteLockUnchanged(*out, lock); errors.Is(err, pulled.ErrLockChanged) {
+		// A serve re-pulling, or an edit, wrote it while this pull ran:
+		// never overwritten with what was read before.
+		return fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(*out, pulled.LockName))
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {

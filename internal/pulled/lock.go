@@ -27,6 +27,10 @@ type Lock struct {
 	// shows it after "key "): a signature by one is refused for every tool.
 	RevokedKeys []string `toml:"revoked_keys,omitempty"`
 	Tools       []Tool   `toml:"tool"`
+
+	// read is the file's content as ReadLock read it (nil: no file), so
+	// that a writer after a long check can tell the operator edited it.
+	read []byte
 }
 
 // Tool is one pulled tool. It owns NAME.wasm and NAME.policy.toml in the
@@ -122,7 +126,7 @@ func ReadLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
-	var l Lock
+	l := Lock{read: data}
 	md, err := toml.Decode(string(data), &l)
 	if err != nil {
 		return nil, fmt.Errorf("lock file %s: %w", p, err)
@@ -200,6 +204,25 @@ func (l *Lock) Put(t Tool) {
 const lockHeader = `# Tools pulled from OCI registries, pinned by digest (docs/registry-tools.md).
 # Written by wasmcp pull and wasmcp approve; wasmcp serve --tools reads it.
 `
+
+// ErrLockChanged is WriteLockUnchanged's refusal: the lock file is no
+// longer what ReadLock read.
+var ErrLockChanged = errors.New("the lock file changed since it was read")
+
+// WriteLockUnchanged writes l, read by ReadLock, only if the file still
+// holds what was read: an operator's edit made meanwhile (a key revoked)
+// is never overwritten with the older content. (A write racing the
+// comparison itself, within microseconds, is not excluded.)
+func WriteLockUnchanged(dir string, l *Lock) error {
+	now, err := os.ReadFile(filepath.Join(dir, LockName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if (err == nil) != (l.read != nil) || !bytes.Equal(now, l.read) {
+		return ErrLockChanged
+	}
+	return WriteLock(dir, l)
+}
 
 // WriteLock writes the lock file atomically (a temporary file renamed).
 func WriteLock(dir string, l *Lock) error {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -280,5 +282,57 @@ func TestHandPlacedScript(t *testing.T) {
 				t.Fatalf("the script was removed: %v", err)
 			}
 		})
+	}
+}
+
+// TestLockEditedDuringSync: serve rewrites the lock after a check (the
+// signer line, a tag's new digest, a pending version). An operator's edit
+// made while that check ran - a key revoked in revoked_keys, say - used
+// to be overwritten with the lock as serve read it before the check, which
+// a registry can stretch to minutes: the revocation silently lost. Now the
+// lock is written only if it is still what the check read; the edit
+// stays, and the next check reads it.
+func TestLockEditedDuringSync(t *testing.T) {
+	f := newFake(t, []ocispec.Descriptor{wasmLayer(oci.MediaTypeWasm, module, int64(len(module)))}, map[digest.Digest][]byte{digest.FromBytes(module): module})
+	dir := t.TempDir()
+	lockPath := filepath.Join(dir, pulled.LockName)
+	// signer differs from what the check finds (unsigned): serve rewrites it.
+	lock := fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = %q\ndigest = %q\nsigned = false\napproved = []\nsigner = \"key sha256:%s\"\n",
+		f.ref(), digest.FromBytes(f.manifest), strings.Repeat("0", 64))
+	if err := os.WriteFile(lockPath, []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edited := "revoked_keys = [\"sha256:" + strings.Repeat("9", 64) + "\"]\n" + lock
+	var once sync.Once
+	f.onRequest = func(*http.Request) {
+		once.Do(func() {
+			if err := os.WriteFile(lockPath, []byte(edited), 0o644); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	_, _, syncer, logs := installFixture(t)
+	s := syncer()
+	s.Dir = dir
+	if _, err := s.Sync(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(lockPath); string(b) != edited {
+		t.Fatalf("the operator's edit made during the check was overwritten:\n%s", b)
+	}
+	if !strings.Contains(logs.String(), "the lock changed during the check") {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+	// The next check reads the edit and writes its own change.
+	f.onRequest = nil
+	if _, err := s.Sync(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	l, err := pulled.ReadLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.RevokedKeys) != 1 || l.Tools[0].Signer != "" {
+		t.Fatalf("lock after the next check: %+v", l)
 	}
 }

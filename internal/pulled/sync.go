@@ -248,7 +248,13 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 		lockChanged = lockChanged || lc
 	}
 	if lockChanged {
-		if err := WriteLock(s.Dir, lock); err != nil {
+		err := WriteLockUnchanged(s.Dir, lock)
+		switch {
+		case errors.Is(err, ErrLockChanged):
+			// The check may have taken minutes (a slow registry): what was
+			// edited meanwhile wins, and the next check reads it.
+			s.logger().Warn("pulled tools: the lock changed during the check; not written over (the next check, SIGHUP or --pull-interval, reads the edit)", "lock", filepath.Join(s.Dir, LockName))
+		case err != nil:
 			return changed, fmt.Errorf("lock file: %w", err)
 		}
 	}
