@@ -30,6 +30,14 @@ func TestLockRefuses(t *testing.T) {
 			`tools "Echo" and "echo" differ only in case`},
 		{"two_digests", fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = \"r.example/t/echo@%s\"\ndigest = %q\nsigned = false\n", a, b),
 			"reference r.example/t/echo@" + a + " pins " + a + " but digest is " + b},
+		// The Kelvin sign folds to "k" (strings.EqualFold): names are ASCII
+		// only, so no two names can fold together but through ASCII case.
+		{"unicode_name", fmt.Sprintf("[[tool]]\nname = \"\u212Aelvin\"\nreference = \"r.example/t/k:1\"\ndigest = %q\nsigned = false\n", a),
+			"tool name \"\u212aelvin\": want letters, digits"},
+		// A time without its zone is no instant: refused, never read as UTC
+		// or local time.
+		{"time_no_zone", fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = \"r.example/t/echo:1\"\ndigest = %q\nkey = \"k.pub\"\nkey_not_after = \"2027-06-30T00:00:00\"\n", a),
+			`key_not_after "2027-06-30T00:00:00": want an RFC 3339 time`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
