@@ -167,7 +167,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	name := fs.String("name", "", "the tool's name in the tools directory (default: the repository's last element)")
 	key := fs.String("key", "", "the expected signer's public key (PEM)")
 	identity := fs.String("identity", "", "the expected signer's certificate identity (keyless; with --issuer and --trusted-root)")
-	identityRe := fs.String("identity-regexp", "", "a regular expression the signer's identity must match (instead of --identity)")
+	identityRe := fs.String("identity-regexp", "", "a regular expression the signer's whole identity must match, anchored at both ends (instead of --identity)")
 	issuer := fs.String("issuer", "", "the expected OIDC issuer of a keyless signature")
 	root := fs.String("trusted-root", "", "Sigstore trusted-root JSON file keyless signatures are checked against, offline")
 	unsigned := fs.Bool("unsigned", false, "accept the tool without a signature (the lock records signed = false)")
@@ -289,7 +289,14 @@ Flags:
 		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, dgst, *out)
 	}
 	lock.Put(t)
-	return pulled.WriteLock(*out, lock)
+	if err := pulled.WriteLockUnchanged(*out, lock); errors.Is(err, pulled.ErrLockChanged) {
+		// A serve re-pulling, or an edit, wrote it while this pull ran:
+		// never overwritten with what was read before.
+		return fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(*out, pulled.LockName))
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -43,8 +43,9 @@ var errEnough = errors.New("enough referrers")
 // bundle over MaxSignature, one that fails to download) is skipped, not a
 // failure of the listing: it comes back with Skipped saying why, so a
 // pusher of junk referrers cannot block a good signature. At most
-// maxReferrers referrers are looked at, and at most maxSignatureBytes of
-// bundles fetched in all; the rest are not read. Referrers of another
+// maxReferrers referrers are looked at, from at most the repository's
+// ReferrerListMaxPages pages of the listing, and at most
+// maxSignatureBytes of bundles fetched in all; the rest are not read. Referrers of another
 // artifact type (attestations, SBOMs) are not listed at all.
 func (c *Client) Signatures(ctx context.Context, ref Ref, dgst string) ([]Signature, error) {
 	ctx, cancel := c.op(ctx)
@@ -69,8 +70,18 @@ func (c *Client) Signatures(ctx context.Context, ref Ref, dgst string) ([]Signat
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errdef.ErrNotFound) && !errors.Is(err, errEnough) {
+	var truncated string
+	switch {
+	case errors.Is(err, errdef.ErrTooManyPages):
+		// The registry pages its answer past what is read (a repository
+		// full of attestations, say): the referrers listed so far are
+		// read, as at maxReferrers, not the whole listing failed.
+		truncated = err.Error()
+	case err != nil && !errors.Is(err, errdef.ErrNotFound) && !errors.Is(err, errEnough):
 		return nil, c.wrap(ctx, "list signatures of", ref, err)
+	}
+	if truncated != "" {
+		out = append(out, Signature{Source: "referrers of " + d.String(), Skipped: "the rest not read: " + truncated})
 	}
 	var budget int64 = maxSignatureBytes
 	for _, r := range refs {

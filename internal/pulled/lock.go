@@ -27,6 +27,10 @@ type Lock struct {
 	// shows it after "key "): a signature by one is refused for every tool.
 	RevokedKeys []string `toml:"revoked_keys,omitempty"`
 	Tools       []Tool   `toml:"tool"`
+
+	// read is the file's content as ReadLock read it (nil: no file), so
+	// that a writer after a long check can tell the operator edited it.
+	read []byte
 }
 
 // Tool is one pulled tool. It owns NAME.wasm and NAME.policy.toml in the
@@ -49,9 +53,9 @@ type Tool struct {
 	// no trusted time of its own).
 	KeyNotBefore string `toml:"key_not_before,omitempty"`
 	KeyNotAfter  string `toml:"key_not_after,omitempty"`
-	// Identity (or IdentityRegexp) and Issuer are the expected signer of a
-	// keyless signature, checked offline against TrustedRoot (a Sigstore
-	// trusted-root JSON file).
+	// Identity (or IdentityRegexp, which must match the whole identity)
+	// and Issuer are the expected signer of a keyless signature, checked
+	// offline against TrustedRoot (a Sigstore trusted-root JSON file).
 	Identity       string `toml:"identity,omitempty"`
 	IdentityRegexp string `toml:"identity_regexp,omitempty"`
 	Issuer         string `toml:"issuer,omitempty"`
@@ -72,7 +76,7 @@ type Tool struct {
 	RevokedKeys []string `toml:"-"`
 }
 
-var fingerprintRe = regexp.MustCompile(`^(key )?sha256:[0-9a-f]{64}$`)
+var fingerprintRe = regexp.MustCompile(`^(key )?sha256:[0-9a-fA-F]{64}$`)
 
 // checkTimes checks a tool's key_not_before and key_not_after.
 func (t *Tool) checkTimes() error {
@@ -122,7 +126,7 @@ func ReadLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
-	var l Lock
+	l := Lock{read: data}
 	md, err := toml.Decode(string(data), &l)
 	if err != nil {
 		return nil, fmt.Errorf("lock file %s: %w", p, err)
@@ -130,10 +134,11 @@ func ReadLock(dir string) (*Lock, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("lock file %s: unknown key %q", p, und[0].String())
 	}
-	for _, r := range l.RevokedKeys {
+	for i, r := range l.RevokedKeys {
 		if !fingerprintRe.MatchString(r) {
-			return nil, fmt.Errorf("lock file %s: revoked_keys: %q is not a key fingerprint (sha256:<64 lowercase hex digits>, as the signer line shows)", p, r)
+			return nil, fmt.Errorf("lock file %s: revoked_keys: %q is not a key fingerprint (sha256:<64 hex digits>, as the signer line shows)", p, r)
 		}
+		l.RevokedKeys[i] = strings.ToLower(r) // hex in either case names the same key
 	}
 	seen := map[string]string{} // lower case → as written
 	for i := range l.Tools {
@@ -199,6 +204,25 @@ func (l *Lock) Put(t Tool) {
 const lockHeader = `# Tools pulled from OCI registries, pinned by digest (docs/registry-tools.md).
 # Written by wasmcp pull and wasmcp approve; wasmcp serve --tools reads it.
 `
+
+// ErrLockChanged is WriteLockUnchanged's refusal: the lock file is no
+// longer what ReadLock read.
+var ErrLockChanged = errors.New("the lock file changed since it was read")
+
+// WriteLockUnchanged writes l, read by ReadLock, only if the file still
+// holds what was read: an operator's edit made meanwhile (a key revoked)
+// is never overwritten with the older content. (A write racing the
+// comparison itself, within microseconds, is not excluded.)
+func WriteLockUnchanged(dir string, l *Lock) error {
+	now, err := os.ReadFile(filepath.Join(dir, LockName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if (err == nil) != (l.read != nil) || !bytes.Equal(now, l.read) {
+		return ErrLockChanged
+	}
+	return WriteLock(dir, l)
+}
 
 // WriteLock writes the lock file atomically (a temporary file renamed).
 func WriteLock(dir string, l *Lock) error {

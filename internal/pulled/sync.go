@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -208,6 +210,14 @@ func (s *Syncer) logger() *slog.Logger {
 // as pending and the old version keeps serving. Every refusal is logged
 // with the check that failed. It reports whether files of the tools
 // directory changed.
+//
+// It fails closed. A lock that cannot be read (a typo in revoked_keys, a
+// key_not_after that is not RFC 3339) removes every tool installed from
+// a lock, by this run or one before (the .NAME.wasmcp-pulled markers):
+// nothing can be checked, and a tool just revoked must not keep serving.
+// A tool installed from the lock that the lock no longer lists (removed
+// while serve was not running, or the lock deleted) is removed too,
+// before the listed tools are installed.
 func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,25 +226,35 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 	}
 	lock, err := ReadLock(s.Dir)
 	if err != nil {
-		return false, err
+		for _, name := range s.installed() {
+			changed = s.uninstall(name) || changed
+		}
+		return changed, fmt.Errorf("%w: no pulled tool is served until the lock can be read", err)
 	}
 	lockChanged := false
 	listed := map[string]bool{}
 	for i := range lock.Tools {
-		t := &lock.Tools[i]
-		listed[t.Name] = true
-		c, lc := s.syncTool(ctx, t, follow)
-		changed = changed || c
-		lockChanged = lockChanged || lc
+		listed[lock.Tools[i].Name] = true
 	}
-	for name := range s.served {
+	for _, name := range s.installed() {
 		if !listed[name] {
-			s.Log.Info("pulled tool removed from the lock", "tool", name)
+			s.logger().Info("pulled tool not in the lock; removed", "tool", name)
 			changed = s.uninstall(name) || changed
 		}
 	}
+	for i := range lock.Tools {
+		c, lc := s.syncTool(ctx, &lock.Tools[i], follow)
+		changed = changed || c
+		lockChanged = lockChanged || lc
+	}
 	if lockChanged {
-		if err := WriteLock(s.Dir, lock); err != nil {
+		err := WriteLockUnchanged(s.Dir, lock)
+		switch {
+		case errors.Is(err, ErrLockChanged):
+			// The check may have taken minutes (a slow registry): what was
+			// edited meanwhile wins, and the next check reads it.
+			s.logger().Warn("pulled tools: the lock changed during the check; not written over (the next check, SIGHUP or --pull-interval, reads the edit)", "lock", filepath.Join(s.Dir, LockName))
+		case err != nil:
 			return changed, fmt.Errorf("lock file: %w", err)
 		}
 	}
@@ -242,7 +262,14 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 }
 
 func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, lockChanged bool) {
-	log := s.Log.With("tool", t.Name, "reference", t.Reference)
+	log := s.logger().With("tool", t.Name, "reference", t.Reference)
+	if sc := scriptBeside(s.Dir, t.Name); sc != "" {
+		// Whether this version verifies or not, and even with a version
+		// verified before: its policy would be the script's.
+		err := &HandPlacedError{File: sc}
+		log.Error("pulled tool refused; not installed over a module placed by hand", "file", sc, "digest", t.Digest, "check", "install", "reason", err.Error())
+		return s.uninstall(t.Name), false
+	}
 	f, err := s.Fetch(ctx, t, t.Digest)
 	if err == nil && t.Approved == nil {
 		err = refuse(CheckApproval, fmt.Errorf("not approved yet: it asks for %v; run wasmcp approve %s", orNothing(f.Grants), t.Name))
@@ -316,7 +343,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	c, ierr := s.install(t.Name, nf)
 	if ierr != nil {
 		log.Error("pulled tool: installing into the tools directory", "err", ierr)
-		return changed, lockChanged
+		return changed || c, lockChanged
 	}
 	log.Info("pulled tool updated", "digest", now, "was", t.Digest, "signer", nf.Signer)
 	t.Digest, t.Signer, t.Pending, t.PendingDigest = now, nf.Signer, nil, ""
@@ -356,7 +383,41 @@ func (s *Syncer) markerPath(name string) string { return markerPath(s.Dir, name)
 
 // markerPath is the hidden file saying NAME.wasm in dir was installed
 // from the lock (the registry ignores dot files).
-func markerPath(dir, name string) string { return filepath.Join(dir, "."+name+".wasmcp-pulled") }
+func markerPath(dir, name string) string { return filepath.Join(dir, "."+name+markerSuffix) }
+
+const markerSuffix = ".wasmcp-pulled"
+
+// Installed lists the tools of dir installed from a lock, by this run or
+// one before: the names of its .NAME.wasmcp-pulled markers.
+func Installed(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") || !strings.HasSuffix(n, markerSuffix) {
+			continue
+		}
+		if name := strings.TrimSuffix(n[1:], markerSuffix); CheckName(name) == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// installed is Installed and the tools this run installed, sorted.
+func (s *Syncer) installed() []string {
+	names := Installed(s.Dir)
+	for name := range s.served {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
 
 // HandPlacedError is a pulled tool refused because a module of its name,
 // not installed from the lock, is in the tools directory.
@@ -366,9 +427,30 @@ func (e *HandPlacedError) Error() string {
 	return fmt.Sprintf("%s is in the tools directory and was not installed by wasmcp from %s (placed by hand?): the pulled tool is not installed over it; rename one of them", e.File, LockName)
 }
 
+// scriptExts are the extensions of the scripts the tools directory loads
+// (registry.IsScript): NAME.js or NAME.ts shares NAME.policy.toml with
+// NAME.wasm, so a pulled NAME beside one would hand it the pulled grants.
+var scriptExts = []string{".js", ".ts"}
+
+// scriptBeside returns the script NAME.js or NAME.ts in dir, "" if none.
+// wasmcp never installs one: it is always placed by hand.
+func scriptBeside(dir, name string) string {
+	for _, ext := range scriptExts {
+		p := filepath.Join(dir, name+ext)
+		if _, err := os.Lstat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // CheckUnowned refuses a name whose module file in dir exists and was
-// not installed from the lock.
+// not installed from the lock, or that a script in dir has (NAME.js or
+// NAME.ts, which shares NAME.policy.toml).
 func CheckUnowned(dir, name string) error {
+	if sc := scriptBeside(dir, name); sc != "" {
+		return &HandPlacedError{File: sc}
+	}
 	p := filepath.Join(dir, name+".wasm")
 	if _, err := os.Stat(p); err != nil {
 		return nil
@@ -404,6 +486,11 @@ func (s *Syncer) installedIs(name string, h digest.Digest) bool {
 // install writes a verified version's files (the policy first, then the
 // module, each renamed into place) when they differ from what is there.
 func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
+	if sc := scriptBeside(s.Dir, name); sc != "" {
+		// Installed beside a script, the pulled policy would be the
+		// script's too: refused, and a version installed before removed.
+		return s.uninstall(name), &HandPlacedError{File: sc}
+	}
 	if !s.owns(name, f.Module) {
 		return false, &HandPlacedError{File: s.wasmPath(name)}
 	}
@@ -449,7 +536,7 @@ func (s *Syncer) uninstall(name string) bool {
 		if err := os.Remove(p); err == nil {
 			changed = true
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.Log.Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
+			s.logger().Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
 		}
 	}
 	return changed

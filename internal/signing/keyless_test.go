@@ -69,7 +69,15 @@ func TestKeylessBundle(t *testing.T) {
 		{"no_tlog_entry", sign(sigstoretest.Options{NoTlog: true}), d, p, ReasonNoTlogProof, "transparency log"},
 		{"untrusted_ca", sign(sigstoretest.Options{CertFrom: other}), d, p, ReasonUntrustedKey, "certificate"},
 		{"expired_certificate", sign(sigstoretest.Options{LogTime: time.Now().Add(30 * time.Minute), NoTimestamp: true}), d, p, ReasonExpired, "expired"},
+		// An identity regexp matches the whole SAN: unanchored, as
+		// sigstore-go applies it, ".*@dev\.example" would take an address
+		// at another domain ending the SAN, and a prefix would take more.
+		{"identity_regexp_other_domain", sign(sigstoretest.Options{Identity: "eve@example.com.evil.example"}), d, Policy{TrustedRoot: trusted, IdentityRegexp: `.*@example\.com`, Issuer: iss}, ReasonWrongIdentity, "eve@example.com.evil.example"},
+		{"identity_regexp_prefix", good, d, Policy{TrustedRoot: trusted, IdentityRegexp: `dev@example\.co`, Issuer: iss}, ReasonWrongIdentity, "dev@example.com"},
 		{"attestation", sign(sigstoretest.Options{PredicateType: "https://slsa.dev/provenance/v1"}), d, p, ReasonNotSignature, "slsa.dev"},
+	}
+	if _, err := Verify(ctx, good, d, Policy{TrustedRoot: trusted, IdentityRegexp: `.*@example\.com`, Issuer: iss}); err != nil {
+		t.Fatalf("an identity regexp matching the whole SAN: %v", err)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,7 +43,7 @@ type Policy struct {
 	PublicKey      []byte // PEM public key (ECDSA P-256 or P-384, or Ed25519)
 	TrustedRoot    []byte // contents of a Sigstore trusted_root.json
 	Identity       string // keyless: the certificate's SAN, exactly
-	IdentityRegexp string // keyless: or a regular expression the SAN matches
+	IdentityRegexp string // keyless: or a regular expression the whole SAN matches (anchored at both ends)
 	Issuer         string // keyless: the OIDC issuer, exactly
 	// KeyNotBefore and KeyNotAfter bound when PublicKey is trusted (zero:
 	// unbounded), checked at Now.
@@ -267,7 +267,14 @@ func verifyKeyless(b verify.SignedEntity, material root.TrustedMaterial, want []
 	if p.Issuer == "" || (p.Identity == "" && p.IdentityRegexp == "") {
 		return nil, refuse(ReasonPolicy, "a keyless signer needs an issuer and an identity (or identity regexp)")
 	}
-	id, err := verify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
+	// sigstore-go matches a SAN regexp anywhere in the SAN (unanchored):
+	// ".*@example\.com" would take "eve@example.com.evil.example", an
+	// address at another domain. The lock's regexp must match the whole SAN.
+	idRe := p.IdentityRegexp
+	if idRe != "" {
+		idRe = `^(?:` + idRe + `)$`
+	}
+	id, err := verify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, idRe)
 	if err != nil {
 		return nil, refuse(ReasonPolicy, "the identity: %v", err)
 	}
