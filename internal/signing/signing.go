@@ -322,6 +322,10 @@ func classify(err error) error {
 	return &Error{Reason: reason, Err: err}
 }
 
+// simpleSigningType is critical.type of every cosign simple-signing
+// payload.
+const simpleSigningType = "cosign container image signature"
+
 // VerifySimpleSigning checks a cosign simple-signing signature (the
 // sha256-<hex>.sig tag convention): payload is the layer's JSON, whose
 // critical.image.docker-manifest-digest must be digest, and sigB64 the
@@ -344,6 +348,13 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	}
 	if err := jsonStrict(payload, &ss); err != nil {
 		return nil, refuse(ReasonMalformed, "simple-signing payload: %v", err)
+	}
+	// The type keeps the two formats apart: an ECDSA signature over
+	// sha256(X) is also a bundle's message signature over the digest
+	// sha256(X), so without it a signature made for one use could be
+	// offered as the other (manifest bytes that parse as this payload).
+	if ss.Critical.Type != simpleSigningType {
+		return nil, refuse(ReasonMalformed, "simple-signing payload of type %q, not %q", ss.Critical.Type, simpleSigningType)
 	}
 	if ss.Critical.Image.Digest != digest {
 		return nil, refuse(ReasonWrongDigest, "the payload signs %q, not %s", ss.Critical.Image.Digest, digest)

@@ -136,6 +136,18 @@ func TestSimpleSigning(t *testing.T) {
 	if _, err := VerifySimpleSigning(payload, s64, d, Policy{}); reason(t, err) != ReasonPolicy {
 		t.Fatalf("no key: %v", err)
 	}
+	// A payload without cosign's type is not a simple-signing signature,
+	// even if the key signed its bytes (they could be a manifest whose
+	// digest a bundle's message signature covers).
+	untyped := []byte(`{"critical":{"image":{"docker-manifest-digest":"` + d + `"}}}`)
+	uh := sha256.Sum256(untyped)
+	usig, err := ecdsa.SignASN1(rand.Reader, k, uh[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := VerifySimpleSigning(untyped, base64.StdEncoding.EncodeToString(usig), d, Policy{PublicKey: pub}); reason(t, err) != ReasonMalformed {
+		t.Fatalf("an untyped payload: %v", err)
+	}
 }
 
 func TestKeyless(t *testing.T) {
