@@ -25,7 +25,11 @@
 # is the ratios' base), HIGH and HIGH_SERVERS (HIGH=0 skips that run),
 # TEXT (the text to count), TIER_WAIT (seconds a wasmcp server may take,
 # after it starts, until its compiled code serves: 300), WASMCP_FLAGS (more flags for wasmcp serve, e.g.
-# --audit-calls=false), KEEP=1 keeps the work directory.
+# --audit-calls=false), KEEP=1 keeps the work directory. BEFORE=REV (a
+# commit, tag or branch of this repository) builds wasmcp and the C guest
+# as they were at REV too and adds their rows (wasmcp+C@before,
+# wasmcp+GoR@before, wasmcp+Go@before; name them in SERVERS), so a change
+# is measured against its base in the same run.
 # Usage: bench/compare.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +53,15 @@ mkdir -p "$work/tools-c" "$work/tools-go" "$work/tools-gor"
 cp "$root/examples/c/wordcount/wordcount.wasm" "$work/tools-c/"
 (cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -tags command -trimpath -ldflags="-s -w" -o "$work/tools-go/wordcount.wasm" .)
 (cd "$root/examples/wasm/wordcount" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o "$work/tools-gor/wordcount.wasm" .)
+
+if [ -n "${BEFORE:-}" ]; then
+	echo "building wasmcp and the C guest as of $BEFORE ..."
+	git -C "$root" worktree add --detach "$work/before-src" "$BEFORE" >/dev/null
+	(cd "$work/before-src" && go build -o "$work/wasmcp-before" ./cmd/wasmcp)
+	mkdir -p "$work/tools-c-before"
+	cp "$work/before-src/examples/c/wordcount/wordcount.wasm" "$work/tools-c-before/"
+	git -C "$root" worktree remove --force "$work/before-src"
+fi
 
 args=$(json_text "$TEXT")
 
@@ -91,6 +104,9 @@ run() {
 	wasmcp+C) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-c" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
 	wasmcp+Go) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
 	wasmcp+GoR) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp" serve --http 127.0.0.1:0 --tools "$work/tools-gor" --cache-dir "$work/cache" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+C@before) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp-before" serve --http 127.0.0.1:0 --tools "$work/tools-c-before" --cache-dir "$work/cache-before" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+Go@before) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp-before" serve --http 127.0.0.1:0 --tools "$work/tools-go" --cache-dir "$work/cache-before" --watch=false ${WASMCP_FLAGS:-} ;;
+	wasmcp+GoR@before) start "$server-$era-$clients" 'msg="modules loaded"' "$work/wasmcp-before" serve --http 127.0.0.1:0 --tools "$work/tools-gor" --cache-dir "$work/cache-before" --watch=false ${WASMCP_FLAGS:-} ;;
 	go-sdk) start "$server-$era-$clients" url=http "$work/gosdk" -addr 127.0.0.1:0 ;;
 	mcp-go) start "$server-$era-$clients" url=http "$work/mcpgo" -addr 127.0.0.1:0 ;;
 	*) echo "unknown server $server" >&2; exit 2 ;;
