@@ -344,9 +344,11 @@ func (m *Module) discover(ctx context.Context, c *compiled) (*abi.Description, *
 // runs tasks and multi round-trip requests itself. params is returned as is
 // when it holds none of them.
 func stripEnvelope(params []byte) []byte {
+	// A quick look for the names spelled plainly; a \u escape can spell
+	// any of them, so params holding one are decoded too.
 	if len(params) == 0 || !(bytes.Contains(params, []byte(`io.modelcontextprotocol/`)) ||
 		bytes.Contains(params, []byte(`"task"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) ||
-		bytes.Contains(params, []byte(`"requestState"`))) {
+		bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`\u`))) {
 		return params
 	}
 	var top map[string]json.RawMessage

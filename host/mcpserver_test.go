@@ -21,6 +21,9 @@ func TestStripEnvelope(t *testing.T) {
 		{`{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`, `{"name":"echo"}`},
 		{`{"name":"ask","inputResponses":{"1":{}},"requestState":"x","_meta":{"progressToken":1,"io.modelcontextprotocol/logLevel":"info","wasmcp/principal":{"name":"a"}}}`,
 			`{"_meta":{"progressToken":1,"wasmcp/principal":{"name":"a"}},"name":"ask"}`},
+		// The same names spelled with escapes are the same names.
+		{`{"name":"ask","t\u0061sk":{"ttl":1},"inputR\u0065sponses":{"1":{}},"_meta":{"io.m\u006fdelcontextprotocol/logLevel":"info","progressToken":1}}`,
+			`{"_meta":{"progressToken":1},"name":"ask"}`},
 	}
 	for _, c := range cases {
 		got := string(stripEnvelope([]byte(c.in)))

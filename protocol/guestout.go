@@ -182,13 +182,26 @@ func checkReply(method string, reply *contract.Reply, passed []int) error {
 // hints, and a legacy task.
 var hostMembers = []string{"resultType", "inputRequests", "requestState", "ttlMs", "cacheScope", "task"}
 
+// quotedHostMembers are hostMembers as they appear in JSON text, quoted.
+var quotedHostMembers = func() [][]byte {
+	q := make([][]byte, len(hostMembers))
+	for i, k := range hostMembers {
+		q[i] = []byte(`"` + k + `"`)
+	}
+	return q
+}()
+
 // stripHostMembers removes the members the host owns from a result object,
 // and the reserved keys from its _meta. Only a result that names one of
 // them is decoded.
 func stripHostMembers(res []byte) ([]byte, error) {
-	suspect := bytes.Contains(res, []byte(`"_meta"`)) && (bytes.Contains(res, []byte("modelcontextprotocol")) || bytes.Contains(res, []byte("mcp")))
-	for _, k := range hostMembers {
-		suspect = suspect || bytes.Contains(res, []byte(`"`+k+`"`))
+	// A quick look for the names, spelled plainly. A \u escape can spell
+	// any of them ("t\u0061sk" is "task" to every client's parser), so a
+	// result holding one is decoded too.
+	suspect := bytes.Contains(res, []byte(`\u`)) ||
+		bytes.Contains(res, []byte(`"_meta"`)) && (bytes.Contains(res, []byte("modelcontextprotocol")) || bytes.Contains(res, []byte("mcp")))
+	for _, k := range quotedHostMembers {
+		suspect = suspect || bytes.Contains(res, k)
 	}
 	if !suspect {
 		return res, nil

@@ -493,8 +493,12 @@ func (s *Server) decorate(result []byte, cacheable bool) []byte {
 	if len(result) < 2 || result[0] != '{' {
 		return result
 	}
+	// The quick way prepends the members when the result names none of
+	// them; a \u escape can spell any of them, so a result holding one
+	// is decoded (else it could hold a second, escaped _meta).
 	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(`"_meta"`)) &&
-		!bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) {
+		!bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) &&
+		!bytes.Contains(result, []byte(`\u`)) {
 		b := make([]byte, 0, len(result)+160)
 		b = append(b, `{"resultType":"complete",`...)
 		if cacheable {

@@ -345,6 +345,20 @@ func TestDecorateKeepsGuestMembers(t *testing.T) {
 	if got := string(s.decorate([]byte(`{}`), false)); got != `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"n","version":"v"}}}` {
 		t.Fatalf("decorate empty: %s", got)
 	}
+	// A guest's _meta spelled with an escape is still its _meta: the
+	// answer holds one _meta, with the server's info in it (a client
+	// whose parser keeps the last of two would otherwise lose it).
+	out = s.decorate([]byte(`{"content":[],"_m\u0065ta":{"x":1},"resultTyp\u0065":"complete"}`), true)
+	if n := strings.Count(string(out), "_meta") + strings.Count(string(out), `_m\u0065ta`); n != 1 {
+		t.Fatalf("decorate of an escaped _meta: %d _meta members in %s", n, out)
+	}
+	m = nil
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if meta, _ := m["_meta"].(map[string]any); meta["x"] != float64(1) || meta[MetaServerInfo] == nil || m["ttlMs"] == nil {
+		t.Fatalf("decorate of an escaped _meta: %s", out)
+	}
 }
 
 func TestCancelledNotificationEndsCall(t *testing.T) {
