@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -283,6 +283,9 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	return &Result{Signer: fp}, nil
 }
 
+// bundleMediaType is the media type of the bundles Sign writes.
+const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
 // Sign makes a Sigstore bundle (v0.3, a message signature with the key's
 // fingerprint as hint) over the artifact with that digest, using a PEM
 // ECDSA P-256 or P-384 private key (PKCS#8 or EC PRIVATE KEY).
@@ -295,10 +298,25 @@ func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	kp := &digestKeypair{key: key}
-	pb, err := sign.Bundle(&digestContent{d}, kp, sign.BundleOptions{})
+	// The digest is signed as it is (ECDSA over the SHA-256 manifest
+	// digest), as sigstore-go's sign.Bundle does for a key: building the
+	// bundle here keeps its Fulcio, Rekor and timestamp-authority clients
+	// out of the binary (docs/dependencies.md).
+	sig, err := ecdsa.SignASN1(rand.Reader, key, d)
 	if err != nil {
 		return nil, fmt.Errorf("signing: %w", err)
+	}
+	fp, err := Fingerprint(&key.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing: %w", err)
+	}
+	pb := &protobundle.Bundle{
+		MediaType: bundleMediaType,
+		VerificationMaterial: &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
+			PublicKey: &protocommon.PublicKeyIdentifier{Hint: strings.TrimPrefix(fp, "key sha256:")}}},
+		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: d},
+			Signature:     sig}},
 	}
 	b, err := bundle.NewBundle(pb)
 	if err != nil {
@@ -352,52 +370,4 @@ func GenerateKey() (privatePEM, publicPEM []byte, err error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), nil
-}
-
-// digestContent is content already hashed: the manifest digest itself.
-type digestContent struct{ digest []byte }
-
-func (c *digestContent) PreAuthEncoding() []byte { return c.digest }
-
-func (c *digestContent) Bundle(b *protobundleBundle, sig, digest []byte, alg protocommon.HashAlgorithm) {
-	(&sign.PlainData{}).Bundle(b, sig, digest, alg)
-}
-
-// digestKeypair signs a SHA-256 digest with an ECDSA key.
-type digestKeypair struct{ key *ecdsa.PrivateKey }
-
-func (k *digestKeypair) GetHashAlgorithm() protocommon.HashAlgorithm {
-	return protocommon.HashAlgorithm_SHA2_256
-}
-
-func (k *digestKeypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	if k.key.Curve == elliptic.P384() {
-		return protocommon.PublicKeyDetails_PKIX_ECDSA_P384_SHA_384
-	}
-	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
-}
-
-func (k *digestKeypair) GetHint() []byte {
-	fp, _ := Fingerprint(&k.key.PublicKey)
-	return []byte(strings.TrimPrefix(fp, "key sha256:"))
-}
-
-func (k *digestKeypair) GetKeyAlgorithm() string        { return "ECDSA" }
-func (k *digestKeypair) GetPublicKey() crypto.PublicKey { return &k.key.PublicKey }
-
-func (k *digestKeypair) GetPublicKeyPem() (string, error) {
-	b, err := cryptoutils.MarshalPublicKeyToPEM(&k.key.PublicKey)
-	return string(b), err
-}
-
-// SignData signs data, which is already the SHA-256 digest to sign.
-func (k *digestKeypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
-	if len(data) != sha256.Size {
-		return nil, nil, errors.New("signing: want a SHA-256 digest")
-	}
-	sig, err := ecdsa.SignASN1(rand.Reader, k.key, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sig, data, nil
 }
