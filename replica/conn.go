@@ -221,7 +221,7 @@ type fullConn interface {
 // testOnBorrow checks before the pool hands it out again.
 type checkedConn struct {
 	fullConn
-	raw net.Conn
+	check *peeker // nil for TLS
 }
 
 // dial opens one connection: connect, TLS, AUTH, CLIENT SETNAME and
@@ -262,10 +262,11 @@ func dial(ctx context.Context, cfg *config) (redis.Conn, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis client: %T has no context support", c)
 	}
-	if cfg.tls != nil {
-		raw = nil // its socket holds TLS records; only a read through TLS may consume them
+	cc := &checkedConn{fullConn: fc}
+	if cfg.tls == nil { // a TLS socket holds records only a read through TLS may consume
+		cc.check = newPeeker(raw)
 	}
-	return &checkedConn{fullConn: fc, raw: raw}, nil
+	return cc, nil
 }
 
 // testOnBorrow refuses an idle connection whose server closed it (a
@@ -273,10 +274,10 @@ func dial(ctx context.Context, cfg *config) (redis.Conn, error) {
 // trip: a non-blocking peek at its socket.
 func testOnBorrow(c redis.Conn, _ time.Time) error {
 	cc, ok := c.(*checkedConn)
-	if !ok || cc.raw == nil {
+	if !ok || cc.check == nil {
 		return nil
 	}
-	return peek(cc.raw)
+	return cc.check.peek()
 }
 
 var errUnexpectedData = errors.New("redis: unexpected data on an idle connection")
@@ -286,10 +287,13 @@ var errUnexpectedData = errors.New("redis: unexpected data on an idle connection
 // again on another connection. Replies of the server, timeouts and the
 // caller's context are never retried.
 func retryable(err error) bool {
+	if err == nil {
+		return false
+	}
 	var re redis.Error
 	var ne net.Error
 	switch {
-	case err == nil, errors.As(err, &re), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+	case errors.As(err, &re), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return false
 	}

@@ -269,3 +269,26 @@ func TestRedisTLS(t *testing.T) {
 		t.Fatalf("an unverified certificate was accepted: %v", err)
 	}
 }
+
+// Closing the store ends its subscriptions and their connections, as a
+// process that dies would.
+func TestRedisCloseEndsSubscriptions(t *testing.T) {
+	srv := redistest.Start(t, false)
+	s, err := Open(context.Background(), srv.URL(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := s.Subscribe(context.Background(), "ch", func([]byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscription outlived its store")
+	}
+	if _, err := s.Get(context.Background(), "x"); !errors.Is(err, tasks.ErrClosed) {
+		t.Fatalf("get on a closed store: %v", err)
+	}
+}

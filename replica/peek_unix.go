@@ -8,35 +8,51 @@ import (
 	"syscall"
 )
 
-// peek looks at the socket of c without blocking or consuming anything:
-// nil when nothing is waiting (a healthy idle connection), io.EOF when
-// the server closed it, errUnexpectedData when bytes are waiting.
-func peek(c net.Conn) error {
+// peeker looks at the socket of a connection without blocking or
+// consuming anything. It is made once per connection, so a check
+// allocates nothing.
+type peeker struct {
+	rc     syscall.RawConn
+	result error
+	fn     func(fd uintptr) bool
+}
+
+func newPeeker(c net.Conn) *peeker {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return err
+		return nil
 	}
-	var result error
-	if err := rc.Read(func(fd uintptr) bool {
+	p := &peeker{rc: rc}
+	p.fn = func(fd uintptr) bool {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
 		case n > 0:
-			result = errUnexpectedData
+			p.result = errUnexpectedData
 		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
-			result = nil
+			p.result = nil
 		case err != nil:
-			result = err
+			p.result = err
 		default:
-			result = io.EOF
+			p.result = io.EOF
 		}
 		return true // never wait for the socket to become readable
-	}); err != nil {
+	}
+	return p
+}
+
+// peek returns nil when nothing is waiting on an idle connection, io.EOF
+// when the server closed it, errUnexpectedData when bytes are waiting.
+func (p *peeker) peek() error {
+	if p == nil {
+		return nil
+	}
+	if err := p.rc.Read(p.fn); err != nil {
 		return err
 	}
-	return result
+	return p.result
 }

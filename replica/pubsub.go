@@ -26,13 +26,15 @@ const (
 )
 
 // Subscribe calls fn with each message published on channel, in order,
-// until ctx is done; the returned channel is closed when delivery has
-// stopped. It waits up to a few seconds for the server to confirm the
+// until ctx is done or the store is closed; the returned channel is
+// closed when delivery has stopped. It waits up to a few seconds for the server to confirm the
 // subscription, so that no message published after it returns is
 // missed; an error says that first subscription failed (delivery starts
 // when Redis answers). After an outage it subscribes again by itself;
 // messages published meanwhile are lost.
 func (r *Redis) Subscribe(ctx context.Context, channel string, fn func(msg []byte)) (<-chan struct{}, error) {
+	ctx, stop := context.WithCancel(ctx)
+	unlink := context.AfterFunc(r.life, stop)
 	fctx, cancel := context.WithTimeout(ctx, firstSubscription)
 	psc, err := r.subscribe(fctx, channel)
 	cancel()
@@ -42,6 +44,8 @@ func (r *Redis) Subscribe(ctx context.Context, channel string, fn func(msg []byt
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer unlink()
+		defer stop()
 		backoff := 50 * time.Millisecond
 		for ctx.Err() == nil {
 			if psc == nil {

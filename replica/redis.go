@@ -44,6 +44,8 @@ type Redis struct {
 	replica string
 	log     *slog.Logger
 	closed  atomic.Bool
+	life    context.Context // done when the store is closed: ends the subscriptions
+	end     context.CancelFunc
 }
 
 // Options configure Open beyond its URL.
@@ -74,8 +76,9 @@ func Open(ctx context.Context, rawURL string, o Options) (*Redis, error) {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	r := &Redis{pool: newPool(cfg), cfg: cfg, prefix: cfg.prefix, replica: hex.EncodeToString(id[:]), log: log}
+	r.life, r.end = context.WithCancel(context.Background())
 	if _, err := r.do(ctx, "PING"); err != nil {
-		_ = r.pool.Close()
+		_ = r.Close()
 		return nil, fmt.Errorf("tasks: redis at %s: %w", cfg.addr, unavailable(err))
 	}
 	return r, nil
@@ -87,7 +90,12 @@ func (r *Redis) conn(ctx context.Context) (redis.Conn, error) {
 	if r.closed.Load() {
 		return nil, tasks.ErrClosed
 	}
-	if r.cfg.poolTimeout > 0 {
+	// pool_timeout bounds the wait for a free connection. No timer is
+	// set when the caller's deadline comes first, or when at least two
+	// connections are free (then only concurrent callers taking both at
+	// once could make this one wait, on its own context).
+	if dl, ok := ctx.Deadline(); r.cfg.poolTimeout > 0 && (!ok || time.Until(dl) > r.cfg.poolTimeout) &&
+		r.pool.ActiveCount() >= r.cfg.poolSize-1 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.poolTimeout)
 		defer cancel()
@@ -507,9 +515,10 @@ func decode(id string, v []byte) (*tasks.Task, error) {
 	return &t, nil
 }
 
-// Close implements tasks.Store.
+// Close implements tasks.Store. It ends the subscriptions too.
 func (r *Redis) Close() error {
 	r.closed.Store(true)
+	r.end()
 	return r.pool.Close()
 }
 
