@@ -292,3 +292,17 @@ func TestRedisCloseEndsSubscriptions(t *testing.T) {
 		t.Fatalf("get on a closed store: %v", err)
 	}
 }
+
+// A malformed entry in an owner's index (Redis written by something else)
+// is an error of List, not a panic of the server.
+func TestRedisMalformedIndexEntry(t *testing.T) {
+	srv := redistest.Start(t, false)
+	ctx := context.Background()
+	s := openRedis(t, srv.URL())
+	if _, err := s.do(ctx, "ZADD", s.ownerKey("alice"), 0, "short"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx, "alice", "", 10); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("list over a malformed entry: %v", err)
+	}
+}
