@@ -72,6 +72,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/limiter"}},
 	{rule: "internal/headervalue knows nothing of every other wasmcp package", roots: []string{"./internal/headervalue"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/headervalue"}},
+	{rule: "internal/heapfloor knows nothing of every other wasmcp package", roots: []string{"./internal/heapfloor"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/heapfloor"}},
 	{rule: "internal/logbatch knows nothing of every other wasmcp package", roots: []string{"./internal/logbatch"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/logbatch"}},
 	{rule: "internal/jsonrpc knows nothing of every other wasmcp package", roots: []string{"./internal/jsonrpc"},
@@ -96,6 +98,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/redistest"}},
 	{rule: "internal/testkit/registrytest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/registrytest"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/registrytest"}},
+	{rule: "internal/testkit/sigstoretest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/sigstoretest"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/sigstoretest"}},
 	{rule: "internal/oci knows nothing of every other wasmcp package", roots: []string{"./internal/oci"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/oci"}},
 	{rule: "internal/signing knows nothing of every other wasmcp package", roots: []string{"./internal/signing"},
@@ -115,6 +119,11 @@ var layers = []layer{
 	// shared-state client and no WebAssembly runtime.
 	{rule: "protocol, transport/... and cmd/mcpload link no Redis client, bbolt or wazero", roots: []string{"./protocol", "./transport/...", "./cmd/mcpload"},
 		forbidden: []string{redisClient, bbolt, wazero}},
+
+	// Issue 27: what a clean build of the server no longer compiles
+	// (docs/dependencies.md, "Build cost").
+	{rule: "cmd/wasmcp links neither go-redis nor sigstore-go's signing clients", roots: []string{"./cmd/wasmcp"},
+		forbidden: []string{"github.com/redis/go-redis", "github.com/sigstore/sigstore-go/pkg/sign"}},
 }
 
 // TestLayering checks with `go list -deps` the rules the compiler does not:

@@ -128,7 +128,7 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	// goes back, zeroed, once the instance is closed; it is charged to
 	// the engine's memory budget as it grows. A run at load (budget > 0)
 	// waits for the budget as long as its context lasts.
-	mem := &callMemory{budget: m.engine.mem, charge: memCharge{module: m.name, principal: m.engine.principalOf(ctx)}, paid: code.prepaid}
+	mem := &callMemory{budget: m.engine.mem, charge: memCharge{module: m.name, principal: m.engine.principalOf(ctx)}, paid: code.prepaid, image: code.image}
 	wait := m.engine.mem.waitFor()
 	if budget > 0 {
 		wait = 0

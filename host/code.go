@@ -59,6 +59,7 @@ type compiled struct {
 	refs      int                 // calls running on this code (codeSlot.mu)
 	retired   bool                // replaced by the compiled tier: closed by the last call's release
 	ios       callIOs             // module configs for its instances, reused (callio.go)
+	image     *imagePool          // a snapshot's memories, kept dirty only where its data segments write (memory.go); nil: none
 }
 
 // codeCost estimates what a compiled module keeps resident: wazero keeps

@@ -69,6 +69,71 @@ func putBuf(p *pooledBuf) {
 	memPools[p.class].Put(p)
 }
 
+// imagePool keeps the linear memories of one snapshot module's calls
+// between calls. A snapshot's memory image is most of its initial memory
+// (megabytes for a Go reactor or a script's runner), and wazero writes it
+// again, from the module's data segments, into every new instance's memory
+// before the instance runs. So a memory returned here is zeroed everywhere
+// but in the bytes those segments write: the next instance of the same
+// code gets it with those bytes as the last call left them, and wazero
+// overwrites exactly them (wasmrewrite.DataRanges lists them, and its test
+// checks the list against wazero) before any guest code runs. A guest thus
+// sees what a fresh memory would hold, and the call saves zeroing the
+// image only to have it copied over. Only the code these ranges were read
+// from takes buffers from its pool; any other buffer goes to memPools,
+// zeroed whole.
+type imagePool struct {
+	ranges [][2]uint64 // sorted, disjoint [start, end) of memory 0
+	pool   sync.Pool   // *pooledBuf, zero outside ranges
+}
+
+// get returns a buffer for a memory of size bytes, zero outside the
+// ranges, or nil.
+func (ip *imagePool) get(size uint64) *pooledBuf {
+	p, _ := ip.pool.Get().(*pooledBuf)
+	if p == nil {
+		return nil
+	}
+	if p.class != memClass(size) {
+		// Another initial size than the one it was kept for: never for
+		// one code, but keep the invariant of memPools if it happens.
+		ip.clearRanges(p.b[:cap(p.b)])
+		p.b = p.b[:0]
+		memPools[p.class].Put(p)
+		return nil
+	}
+	p.b = p.b[:size]
+	return p
+}
+
+// put zeroes b outside the ranges and keeps it.
+func (ip *imagePool) put(p *pooledBuf) {
+	b := p.b
+	var prev uint64
+	for _, r := range ip.ranges {
+		if r[0] >= uint64(len(b)) {
+			break
+		}
+		clear(b[prev:r[0]])
+		prev = min(r[1], uint64(len(b)))
+	}
+	if prev < uint64(len(b)) {
+		clear(b[prev:])
+	}
+	p.b = p.b[:0]
+	ip.pool.Put(p)
+}
+
+// clearRanges zeroes b inside the ranges.
+func (ip *imagePool) clearRanges(b []byte) {
+	for _, r := range ip.ranges {
+		if r[0] >= uint64(len(b)) {
+			break
+		}
+		clear(b[r[0]:min(r[1], uint64(len(b)))])
+	}
+}
+
 // callMemory is the memory allocator of one call's instance. It implements
 // experimental.MemoryAllocator. It also keeps the call's share of the
 // engine's memory budget: the buffers its memories hold are charged to it
@@ -78,6 +143,9 @@ type callMemory struct {
 	mems []*linearMemory
 
 	budget *memBudget
+	// image, for a snapshot module, is where its first memory comes from
+	// and goes back to (imagePool); nil: memPools only.
+	image  *imagePool
 	charge memCharge
 	paid   int64 // bytes of buffers charged (admission's initial memory, then growth)
 	held   int64 // bytes of buffers held
@@ -91,6 +159,9 @@ type callMemory struct {
 // Allocate implements experimental.MemoryAllocator.
 func (a *callMemory) Allocate(_, max uint64) experimental.LinearMemory {
 	m := &linearMemory{max: max, a: a}
+	if len(a.mems) == 0 {
+		m.image = a.image // memory 0, the one data segments write
+	}
 	a.mems = append(a.mems, m)
 	return m
 }
@@ -137,9 +208,17 @@ func (a *callMemory) budgetError(module string) *GuestError {
 func (a *callMemory) release() {
 	for _, m := range a.mems {
 		for _, p := range m.bufs {
+			if p == m.cur && m.image != nil && p.class >= 0 && p.class == m.class {
+				m.image.put(p)
+				continue
+			}
+			if m.image != nil && p == m.first {
+				// Outgrown: it may hold the image; zero it whole.
+				p.b = p.b[:cap(p.b)]
+			}
 			putBuf(p)
 		}
-		m.bufs, m.cur = nil, nil
+		m.bufs, m.cur, m.first = nil, nil, nil
 	}
 	a.mems = a.mems[:0]
 }
@@ -152,6 +231,13 @@ type linearMemory struct {
 	max  uint64
 	cur  *pooledBuf
 	bufs []*pooledBuf
+	// image is the snapshot's pool of memory 0 (callMemory.image), and
+	// first and class the buffer the memory started with and its class:
+	// only a buffer of that class, the memory's current one, goes back
+	// to the image pool.
+	image *imagePool
+	first *pooledBuf
+	class int
 }
 
 // Reallocate implements experimental.LinearMemory: it grows the memory to
@@ -171,7 +257,12 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		if !m.a.pay(1<<(minMemClass+c), size, force) {
 			return nil
 		}
-		p = getBuf(size)
+		if m.cur == nil && m.image != nil {
+			p = m.image.get(size)
+		}
+		if p == nil {
+			p = getBuf(size)
+		}
 	} else {
 		// Past the pooled sizes, grow geometrically (bounded by the
 		// cap) so a guest growing page by page costs O(final size) in
@@ -198,6 +289,9 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 			m.bufs = m.bufs[:len(m.bufs)-1]
 			m.a.held -= int64(cap(m.cur.b))
 		}
+	}
+	if m.cur == nil {
+		m.first, m.class = p, p.class
 	}
 	m.cur = p
 	m.bufs = append(m.bufs, p)

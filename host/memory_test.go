@@ -109,3 +109,73 @@ func TestPageByPageGrowthIsGeometric(t *testing.T) {
 	}
 	a.release()
 }
+
+// TestImagePoolDirtyOnlyInItsRanges: a snapshot's memory comes back from
+// its image pool zero everywhere but in the ranges its data segments
+// write (which wazero overwrites before the guest runs); a buffer it
+// outgrew, or one that left the image's class, goes to memPools zeroed
+// whole; and nothing dirty ever reaches memPools.
+func TestImagePoolDirtyOnlyInItsRanges(t *testing.T) {
+	ip := &imagePool{ranges: [][2]uint64{{100, 200}, {5000, 70000}}}
+	outside := func(b []byte) bool {
+		var prev uint64
+		for _, r := range ip.ranges {
+			if r[0] >= uint64(len(b)) {
+				break
+			}
+			if !allZero(b[prev:r[0]]) {
+				return false
+			}
+			prev = min(r[1], uint64(len(b)))
+		}
+		return allZero(b[prev:])
+	}
+	for round := 0; round < 20; round++ {
+		a := &callMemory{image: ip}
+		m := a.Allocate(0, 4<<20).(*linearMemory)
+		b := m.Reallocate(2 << 16)
+		if !outside(b[:cap(b)]) {
+			t.Fatalf("round %d: a buffer from the image pool is not zero outside the image", round)
+		}
+		fill(b, 0xA5)             // wazero's data, then the guest, write everywhere
+		b = m.Reallocate(3 << 16) // in place: the same class
+		fill(b, 0x5A)
+		a.release()
+		// Another call of a module without an image gets zeroed memory.
+		p := getBuf(3 << 16)
+		if !allZero(p.b[:cap(p.b)]) {
+			t.Fatalf("round %d: memPools handed out dirty bytes", round)
+		}
+		putBuf(p)
+	}
+	// A memory that outgrows its class: both buffers go to memPools, zero.
+	a := &callMemory{image: ip}
+	m := a.Allocate(0, 4<<20).(*linearMemory)
+	fill(m.Reallocate(2<<16), 0xA5)
+	fill(m.Reallocate(1<<20), 0x5A)
+	a.release()
+	for _, size := range []uint64{2 << 16, 1 << 20} {
+		for i := 0; i < 4; i++ {
+			p := getBuf(size)
+			if !allZero(p.b[:cap(p.b)]) {
+				t.Fatalf("a buffer of %d bytes from memPools held old bytes", size)
+			}
+			defer putBuf(p)
+		}
+	}
+	// A kept buffer asked for at another size (never for one code) is
+	// zeroed whole and goes to memPools.
+	b := &pooledBuf{b: make([]byte, 2<<16, 2<<16), class: memClass(2 << 16)}
+	fill(b.b, 0xEE)
+	ip.put(b)
+	if got := ip.get(1 << 20); got != nil && got.class != memClass(1<<20) {
+		t.Fatal("the image pool handed out a buffer of another class")
+	}
+	for i := 0; i < 4; i++ {
+		p := getBuf(2 << 16)
+		if !allZero(p.b[:cap(p.b)]) {
+			t.Fatal("a buffer refused by the image pool reached memPools dirty")
+		}
+		defer putBuf(p)
+	}
+}

@@ -375,6 +375,9 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCostFor(wasm, t), cost: cost, snap: x.snap, validated: x.id, tier: t}
 	if x.snap.used {
 		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
+		if x.snap.data != nil {
+			c.image = &imagePool{ranges: x.snap.data}
+		}
 	}
 	ok := false
 	defer func() {

@@ -88,6 +88,10 @@ type snapshot struct {
 	extra  int64  // bytes the snapshot adds to the module (its memory image)
 	took   time.Duration
 	sum    [sha256.Size]byte // the snapshot's SHA-256
+	// data is what the snapshot module's data segments write at
+	// instantiation (wasmrewrite.DataRanges), nil when unknown: the
+	// bytes a call's memory may keep dirty in its pool (memory.go).
+	data [][2]uint64
 }
 
 // hostVersion names the host's build for snapshot keys: its module
@@ -460,6 +464,9 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 			r, code, interrupt, cerr := compile(s, validated == id)
 			if cerr == nil {
 				info.extra = int64(len(s) - len(wasm))
+				if ranges, ok, _ := wasmrewrite.DataRanges(s); ok {
+					info.data = ranges
+				}
 				e.log.Info("module runs from a snapshot", "module", m.name, "cached", info.cached,
 					"snapshot", FormatBytes(int64(len(s))), "took", info.took.Round(time.Millisecond))
 				return r, code, interrupt, info, id, nil

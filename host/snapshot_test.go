@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -464,5 +465,52 @@ func TestSnapshotImageCap(t *testing.T) {
 	}
 	if !n.Compiled() {
 		t.Fatal("the snapshot's image closed the neighbour's code")
+	}
+}
+
+// TestSnapshotImageRestoredEveryCall: what a call changes in the state
+// start-up built (a map, a string, a counter), in memory the image leaves
+// zero (a global array, a heap slice), and in memory it grows and fills,
+// is gone in the next call — in calls one after another, which
+// reuse the memories their predecessors returned (imagePool), and at
+// once.
+func TestSnapshotImageRestoredEveryCall(t *testing.T) {
+	m := loadSnapshotProbe(t, newEngine(t, Limits{}), Policy{Env: []EnvVar{{Name: "PROBE_ENV", Value: "at-init"}}})
+	const want = "a=1 b=2 len=8 env=at-init calls=0"
+	check := func() error {
+		if got, err := callTool(t, m, nil, "scribble", "{}"); err != nil || got != fmt.Sprint(0xA5<<16+1<<20) {
+			return fmt.Errorf("scribble: %q, %v", got, err)
+		}
+		if got, err := callTool(t, m, nil, "scratchsum", "{}"); err != nil || got != "0" {
+			return fmt.Errorf("after a call filled a global that is zero at start-up, the next sees a sum of %q (%v); want 0", got, err)
+		}
+		if got, err := callTool(t, m, nil, "mutate", "{}"); err != nil || got != "8388608" {
+			return fmt.Errorf("mutate: %q, %v", got, err)
+		}
+		if got, err := callTool(t, m, nil, "startup", "{}"); err != nil || got != want {
+			return fmt.Errorf("after a call changed it, start-up's state is %q (%v); want %q", got, err, want)
+		}
+		return nil
+	}
+	for i := 0; i < 5; i++ {
+		if err := check(); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- check()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

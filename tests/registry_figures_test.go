@@ -12,9 +12,10 @@ import (
 )
 
 // TestRegistryFigures measures the figures of docs/registry-tools.md:
-// `wasmcp pull` (resolve, fetch, verify) of the reload guest (3.6 MiB Go
-// module) from the local registry, and serve's start with 20 pulled tools
-// cached and the registry down. Run with WASMCP_REGISTRY_FIGURES=1:
+// `wasmcp pull` (resolve, fetch, verify the digests and the signature) of
+// the reload guest (3.6 MiB Go module, pushed with --sign) from the local
+// registry, and serve's start with 20 signed pulled tools cached and the
+// registry down (every digest and signature verified again). Run with WASMCP_REGISTRY_FIGURES=1:
 //
 //	WASMCP_REGISTRY_FIGURES=1 go test ./tests -run TestRegistryFigures -v
 func TestRegistryFigures(t *testing.T) {
@@ -22,27 +23,33 @@ func TestRegistryFigures(t *testing.T) {
 		t.Skip("set WASMCP_REGISTRY_FIGURES=1 to measure")
 	}
 	e := newRegEnv(t, false)
-	e.push(t, "v1", "", "tools/reload:v1")
+	keys := t.TempDir()
+	if out, err := runWasmcp("keygen", "--out", filepath.Join(keys, "me")); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	sign := []string{"--sign", filepath.Join(keys, "me.key")}
+	pub := filepath.Join(keys, "me.pub")
+	e.push(t, "v1", "", "tools/reload:v1", sign...)
 	var pulls []time.Duration
 	for i := range 5 {
 		cache := filepath.Join(t.TempDir(), "c")
 		dir := t.TempDir()
 		t0 := time.Now()
-		out := e.run(t, true, "pull", e.reg.Addr+"/tools/reload:v1", "-o", dir, "--unsigned", "--cache-dir", cache)
+		out := e.run(t, true, "pull", e.reg.Addr+"/tools/reload:v1", "-o", dir, "--key", pub, "--cache-dir", cache)
 		pulls = append(pulls, time.Since(t0))
 		if i == 0 {
 			t.Logf("%s", out)
 		}
 	}
-	t.Logf("wasmcp pull (process, empty cache), %d-byte module: %v", len(e.v1), pulls)
+	t.Logf("wasmcp pull (process, empty cache, signed: digests and signature verified), %d-byte module: %v", len(e.v1), pulls)
 
 	// 20 tools: the same module with 20 policies, so 20 manifests.
 	for i := range 20 {
-		e.push(t, "v1", fmt.Sprintf("timeout = \"%ds\"\n", 10+i), fmt.Sprintf("tools/reload%d:v1", i))
+		e.push(t, "v1", fmt.Sprintf("timeout = \"%ds\"\n", 10+i), fmt.Sprintf("tools/reload%d:v1", i), sign...)
 	}
 	var lock strings.Builder
 	for i := range 20 {
-		out := e.run(t, true, "pull", fmt.Sprintf("%s/tools/reload%d:v1", e.reg.Addr, i), "-o", e.tools, "--unsigned", "--cache-dir", e.cache)
+		out := e.run(t, true, "pull", fmt.Sprintf("%s/tools/reload%d:v1", e.reg.Addr, i), "-o", e.tools, "--key", pub, "--cache-dir", e.cache)
 		_ = out
 	}
 	b, _ := os.ReadFile(filepath.Join(e.tools, "wasmcp.lock"))
@@ -72,6 +79,6 @@ func TestRegistryFigures(t *testing.T) {
 		if m == nil || l == nil || !strings.Contains(string(out), "modules=20") {
 			t.Fatalf("serve output:\n%s", out)
 		}
-		t.Logf("serve, 20 pulled tools cached, registry down: verify+install %s, load ended %s, process %s", m[1], l[1], wall.Round(time.Millisecond))
+		t.Logf("serve, 20 signed pulled tools cached, registry down: verify (digests, signatures)+install %s, load ended %s, process %s", m[1], l[1], wall.Round(time.Millisecond))
 	}
 }

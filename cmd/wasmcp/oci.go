@@ -79,7 +79,7 @@ func cmdPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("push", flag.ContinueOnError)
 	var of ociFlags
 	of.register(fs)
-	signKey := fs.String("sign", "", "sign the pushed manifest's digest with this private key (PEM, from wasmcp keygen) and attach the Sigstore bundle as a referrer")
+	signKey := fs.String("sign", "", "sign the pushed manifest's digest with this private key (PEM: ECDSA P-256/P-384 or Ed25519, from wasmcp keygen) and attach the Sigstore bundle as a referrer")
 	policyFile := fs.String("policy", "", "policy file to ship with the module (default: NAME.policy.toml beside it, when there is one)")
 	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp push MODULE.wasm REGISTRY/REPOSITORY:TAG [--sign KEY] [flags]
 
@@ -167,7 +167,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	name := fs.String("name", "", "the tool's name in the tools directory (default: the repository's last element)")
 	key := fs.String("key", "", "the expected signer's public key (PEM)")
 	identity := fs.String("identity", "", "the expected signer's certificate identity (keyless; with --issuer and --trusted-root)")
-	identityRe := fs.String("identity-regexp", "", "a regular expression the signer's identity must match (instead of --identity)")
+	identityRe := fs.String("identity-regexp", "", "a regular expression the signer's whole identity must match, anchored at both ends (instead of --identity)")
 	issuer := fs.String("issuer", "", "the expected OIDC issuer of a keyless signature")
 	root := fs.String("trusted-root", "", "Sigstore trusted-root JSON file keyless signatures are checked against, offline")
 	unsigned := fs.Bool("unsigned", false, "accept the tool without a signature (the lock records signed = false)")
@@ -209,13 +209,22 @@ Flags:
 	if err != nil {
 		return err
 	}
-	t := pulled.Tool{Name: n}
+	if other := lock.FindFold(n); other != nil && other.Name != n {
+		return fmt.Errorf("tool %q: %s has %q, differing only in case (one file on a case-insensitive filesystem); give --name", n, pulled.LockName, other.Name)
+	}
+	if lock.Find(n) == nil {
+		if err := pulled.CheckUnowned(*out, n); err != nil {
+			return fmt.Errorf("%w; give --name", err)
+		}
+	}
+	t := pulled.Tool{Name: n, RevokedKeys: lock.RevokedKeys}
 	if old := lock.Find(n); old != nil {
 		t = *old
 	}
 	t.Reference = ref.String()
 	if *key != "" || *root != "" || *unsigned {
 		t.Key, t.Identity, t.IdentityRegexp, t.Issuer, t.TrustedRoot, t.Signed = *key, *identity, *identityRe, *issuer, *root, nil
+		t.KeyNotBefore, t.KeyNotAfter = "", "" // a window belongs to the key it was set for
 		if *unsigned {
 			f := false
 			t.Signed = &f
@@ -280,7 +289,14 @@ Flags:
 		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, dgst, *out)
 	}
 	lock.Put(t)
-	return pulled.WriteLock(*out, lock)
+	if err := pulled.WriteLockUnchanged(*out, lock); errors.Is(err, pulled.ErrLockChanged) {
+		// A serve re-pulling, or an edit, wrote it while this pull ran:
+		// never overwritten with what was read before.
+		return fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(*out, pulled.LockName))
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -340,7 +356,8 @@ Flags:
 func cmdKeygen(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keygen", flag.ContinueOnError)
 	out := fs.String("out", "wasmcp-signing", "file name prefix: PREFIX.key (private, mode 0600) and PREFIX.pub")
-	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp keygen [--out PREFIX]
+	alg := fs.String("algorithm", "ecdsa-p256", "key algorithm: ecdsa-p256 or ed25519")
+	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp keygen [--out PREFIX] [--algorithm ecdsa-p256|ed25519]
 
 Writes a signing key pair for wasmcp push --sign (PREFIX.key) and for the
 operators who verify (PREFIX.pub, given to wasmcp pull --key).
@@ -349,7 +366,7 @@ Flags:
 `); err != nil {
 		return err
 	}
-	priv, pub, err := pulled.GenerateKey()
+	priv, pub, err := pulled.GenerateKey(*alg)
 	if err != nil {
 		return err
 	}

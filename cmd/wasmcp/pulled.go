@@ -32,10 +32,11 @@ type pulledTools struct {
 }
 
 // newPulledTools prepares the pulled tools of dir, when dir has a lock
-// file. The blob cache is the oci subdirectory of the compilation cache,
-// bounded by --cache-max.
+// file, or tools installed from one (a lock deleted since: they are
+// removed, never served unchecked). The blob cache is the oci
+// subdirectory of the compilation cache, bounded by --cache-max.
 func newPulledTools(dir string, pf *pullFlags, ef *engineFlags, log *slog.Logger) (*pulledTools, error) {
-	if _, err := os.Stat(filepath.Join(dir, pulled.LockName)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, pulled.LockName)); errors.Is(err, fs.ErrNotExist) && len(pulled.Installed(dir)) == 0 {
 		return nil, nil
 	}
 	c, err := pf.client()

@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/heapfloor"
 	"github.com/wasmcp/wasmcp/internal/logbatch"
 	"github.com/wasmcp/wasmcp/internal/pulled"
 	"github.com/wasmcp/wasmcp/protocol"
@@ -171,6 +173,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	watch := fs.Bool("watch", true, "reload modules when files in the tools directory change")
 	instructions := fs.String("instructions", "", "instructions reported to clients")
 	readyWait := fs.Duration("ready-wait", 0, "longest a list request waits for the initial load (0: until every module is loaded or refused); it then lists the modules loaded by then, and the others are added as they finish (clients are told the list changed). Serving starts at once: initialize waits for the load at most 2s (or --ready-wait if shorter) and a call waits only for its own module")
+	gcHeadroom := zeroOrSize(8 << 20)
+	fs.Var(&gcHeadroom, "gc-headroom", "least room the Go heap is given to grow past its live size between garbage collections while the live heap is small (internal/heapfloor; 0: Go's own pacing). Ignored when GOGC is set in the environment")
 	stateKeyFile := fs.String("state-key-file", "", "file holding the key (at least 32 bytes) that seals the requestState of 2026-07-28 input_required results; replicas must share it (default: a random key per process)")
 	var hf httpFlags
 	hf.register(fs)
@@ -236,6 +240,9 @@ Flags:
 	stateKey, err := readStateKey(*stateKeyFile)
 	if err != nil {
 		return err
+	}
+	if !heapfloor.FromEnvironment() {
+		defer heapfloor.Start(uint64(gcHeadroom)).Stop()
 	}
 	metrics := telemetry.NewMetrics()
 	outbound := &outboundObserver{metrics: metrics}
@@ -451,4 +458,22 @@ func (s *startSummary) try() {
 	}
 	s.logged = true
 	s.log(s.listeners, s.who)
+}
+
+// zeroOrSize is a byte size flag that also takes 0 (off).
+type zeroOrSize byteSize
+
+func (z *zeroOrSize) String() string {
+	if *z == 0 {
+		return "0"
+	}
+	return (*byteSize)(z).String()
+}
+
+func (z *zeroOrSize) Set(s string) error {
+	if strings.TrimSpace(s) == "0" {
+		*z = 0
+		return nil
+	}
+	return (*byteSize)(z).Set(s)
 }

@@ -379,8 +379,17 @@ char *wasmcp_json_string(wasmcp_json v, size_t *len) {
 	char *out = malloc(v.len);
 	if (out == NULL)
 		return NULL;
-	while (i < end)
-		o += unescape_one(v.ptr, end, &i, out + o);
+	while (i < end) {
+		/* Copy the run up to the next escape whole: most strings
+		 * have none. */
+		const char *bs = memchr(v.ptr + i, '\\', end - i);
+		size_t run = bs ? (size_t)(bs - (v.ptr + i)) : end - i;
+		memcpy(out + o, v.ptr + i, run);
+		o += run;
+		i += run;
+		if (i < end)
+			o += unescape_one(v.ptr, end, &i, out + o);
+	}
 	out[o] = 0;
 	if (len)
 		*len = o;
@@ -406,6 +415,27 @@ int wasmcp_json_string_equals(wasmcp_json v, const char *s) {
 		o += k;
 	}
 	return o == want;
+}
+
+/* get_members looks up count names in obj in one walk of its members:
+ * outs[k] is the value of names[k] (the last one if a name repeats, as
+ * wasmcp_json_get), or absent. The host's request carries a handful of
+ * members, and one walk skips each value once rather than once a name. */
+static void get_members(wasmcp_json obj, const char *const *names, wasmcp_json *outs, size_t count) {
+	size_t pos = 0;
+	wasmcp_json k, v;
+	for (size_t j = 0; j < count; j++) {
+		outs[j].ptr = NULL;
+		outs[j].len = 0;
+	}
+	while (wasmcp_json_object_next(obj, &pos, &k, &v)) {
+		for (size_t j = 0; j < count; j++) {
+			if (wasmcp_json_string_equals(k, names[j])) {
+				outs[j] = v;
+				break;
+			}
+		}
+	}
 }
 
 int wasmcp_json_get(wasmcp_json obj, const char *name, wasmcp_json *out) {
@@ -1673,10 +1703,12 @@ int wasmcp_serve(const wasmcp_server *srv) {
 		free(line);
 		return 1;
 	}
-	wasmcp_json_get(req, "id", &c.id);
-	wasmcp_json_get(req, "method", &c.method);
-	wasmcp_json_get(req, "params", &c.params);
-	wasmcp_json_get(req, "jsonrpc", &jsonrpc);
+	{
+		static const char *const names[] = {"id", "method", "params", "jsonrpc"};
+		wasmcp_json v[4];
+		get_members(req, names, v, 4);
+		c.id = v[0], c.method = v[1], c.params = v[2], jsonrpc = v[3];
+	}
 	wasmcp_json_type id_type = wasmcp_json_type_of(c.id);
 	if ((id_type != WASMCP_JSON_NUMBER && id_type != WASMCP_JSON_STRING) ||
 	    wasmcp_json_type_of(c.method) != WASMCP_JSON_STRING || !wasmcp_json_string_equals(jsonrpc, "2.0")) {
@@ -1685,10 +1717,11 @@ int wasmcp_serve(const wasmcp_server *srv) {
 		return 1;
 	}
 	if (wasmcp_json_type_of(c.params) == WASMCP_JSON_OBJECT) {
-		wasmcp_json_get(c.params, "name", &c.name);
-		wasmcp_json_get(c.params, "arguments", &c.arguments);
-		wasmcp_json_get(c.params, "uri", &c.uri);
-		if (wasmcp_json_get(c.params, "_meta", &c.meta) && wasmcp_json_type_of(c.meta) == WASMCP_JSON_OBJECT) {
+		static const char *const names[] = {"name", "arguments", "uri", "_meta"};
+		wasmcp_json v[4];
+		get_members(c.params, names, v, 4);
+		c.name = v[0], c.arguments = v[1], c.uri = v[2], c.meta = v[3];
+		if (wasmcp_json_type_of(c.meta) == WASMCP_JSON_OBJECT) {
 			wasmcp_json_get(c.meta, "progressToken", &c.progress_token);
 			if (wasmcp_json_type_of(c.progress_token) == WASMCP_JSON_NULL)
 				c.progress_token.ptr = NULL, c.progress_token.len = 0;

@@ -37,6 +37,11 @@ const (
 	MaxConfig = 64 << 10
 	// MaxSignature caps one signature blob (a bundle or a payload).
 	MaxSignature = 1 << 20
-	// maxSignatures bounds the signatures read for one manifest.
+	// maxSignatures bounds the cosign simple-signing layers read for one
+	// manifest.
 	maxSignatures = 16
+	// maxReferrers bounds the signature referrers looked at for one
+	// manifest; maxSignatureBytes the bundles fetched for it in all.
+	maxReferrers      = 64
+	maxSignatureBytes = 8 << 20
 )

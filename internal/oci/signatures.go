@@ -24,13 +24,29 @@ type Signature struct {
 	Sig     string `json:"sig,omitempty"`
 	// Source says where it was found: the referrer's digest, or the tag.
 	Source string `json:"source"`
+	// Skipped, when set, says why this referrer was not read as a
+	// signature (malformed, over a cap, not fetched): it holds no
+	// signature, is never cached, and the verifier only reports it.
+	Skipped string `json:"skipped,omitempty"`
 }
+
+// errEnough stops a referrers listing at maxReferrers.
+var errEnough = errors.New("enough referrers")
 
 // Signatures lists the signatures attached to the manifest at dgst: the
 // referrers of artifact type MediaTypeSigstoreBundle (through the
 // referrers API, or oras-go's fall back to the sha256-<hex> tag of the
 // referrers tag schema) and the layers of cosign's sha256-<hex>.sig tag.
 // None found is no error; what they are worth is for the verifier.
+//
+// A referrer that cannot be read as a signature (a malformed manifest, a
+// bundle over MaxSignature, one that fails to download) is skipped, not a
+// failure of the listing: it comes back with Skipped saying why, so a
+// pusher of junk referrers cannot block a good signature. At most
+// maxReferrers referrers are looked at, from at most the repository's
+// ReferrerListMaxPages pages of the listing, and at most
+// maxSignatureBytes of bundles fetched in all; the rest are not read. Referrers of another
+// artifact type (attestations, SBOMs) are not listed at all.
 func (c *Client) Signatures(ctx context.Context, ref Ref, dgst string) ([]Signature, error) {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
@@ -46,31 +62,54 @@ func (c *Client) Signatures(ctx context.Context, ref Ref, dgst string) ([]Signat
 	subject := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: d}
 	var refs []ocispec.Descriptor
 	err = repo.Referrers(ctx, subject, MediaTypeSigstoreBundle, func(rs []ocispec.Descriptor) error {
-		refs = append(refs, rs...)
-		if len(refs) > maxSignatures {
-			return fmt.Errorf("more than %d signatures", maxSignatures)
+		for _, r := range rs {
+			if len(refs) == maxReferrers {
+				return errEnough
+			}
+			refs = append(refs, r)
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errdef.ErrNotFound) {
+	var truncated string
+	switch {
+	case errors.Is(err, errdef.ErrTooManyPages):
+		// The registry pages its answer past what is read (a repository
+		// full of attestations, say): the referrers listed so far are
+		// read, as at maxReferrers, not the whole listing failed.
+		truncated = err.Error()
+	case err != nil && !errors.Is(err, errdef.ErrNotFound) && !errors.Is(err, errEnough):
 		return nil, c.wrap(ctx, "list signatures of", ref, err)
 	}
+	if truncated != "" {
+		out = append(out, Signature{Source: "referrers of " + d.String(), Skipped: "the rest not read: " + truncated})
+	}
+	var budget int64 = maxSignatureBytes
 	for _, r := range refs {
-		s, err := c.bundleFrom(ctx, repo, r)
+		s, err := c.bundleFrom(ctx, repo, r, &budget)
+		if ctx.Err() != nil {
+			return nil, c.wrap(ctx, "fetch signature of", ref, ctx.Err())
+		}
 		if err != nil {
-			return nil, c.wrap(ctx, "fetch signature of", ref, err)
+			out = append(out, Signature{Source: "referrer " + r.Digest.String(), Skipped: err.Error()})
+			continue
 		}
 		out = append(out, *s)
 	}
 	simple, err := c.cosignTag(ctx, repo, d)
-	if err != nil {
-		return nil, c.wrap(ctx, "fetch cosign signature of", ref, err)
+	switch {
+	case ctx.Err() != nil:
+		return nil, c.wrap(ctx, "fetch cosign signature of", ref, ctx.Err())
+	case err != nil:
+		// A junk .sig tag, like a junk referrer, is skipped: it must not
+		// hide the referrers.
+		return append(out, Signature{Source: "tag sha256-" + d.Encoded() + ".sig", Skipped: err.Error()}), nil
 	}
 	return append(out, simple...), nil
 }
 
-// bundleFrom fetches the bundle layer of a referrer manifest.
-func (c *Client) bundleFrom(ctx context.Context, repo *remote.Repository, r ocispec.Descriptor) (*Signature, error) {
+// bundleFrom fetches the bundle layer of a referrer manifest, within
+// what is left of budget (bytes), which it lowers.
+func (c *Client) bundleFrom(ctx context.Context, repo *remote.Repository, r ocispec.Descriptor, budget *int64) (*Signature, error) {
 	if err := checkDigest(r.Digest); err != nil {
 		return nil, err
 	}
@@ -88,6 +127,13 @@ func (c *Client) bundleFrom(ctx context.Context, repo *remote.Repository, r ocis
 	if len(m.Layers) != 1 || m.Layers[0].MediaType != MediaTypeSigstoreBundle {
 		return nil, fmt.Errorf("signature manifest %s: want one layer of media type %s", r.Digest, MediaTypeSigstoreBundle)
 	}
+	if err := checkSize("signature bundle", m.Layers[0], MaxSignature); err != nil {
+		return nil, err
+	}
+	if m.Layers[0].Size > *budget {
+		return nil, fmt.Errorf("signature bundle: not read: the signatures of this manifest already took %d bytes", maxSignatureBytes-*budget)
+	}
+	*budget -= m.Layers[0].Size
 	b, err := fetchBlob(ctx, repo, "signature bundle", m.Layers[0], MaxSignature)
 	if err != nil {
 		return nil, err

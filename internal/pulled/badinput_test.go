@@ -31,6 +31,8 @@ type fakeRegistry struct {
 	tamper   func(d digest.Digest, b []byte) []byte // alters a blob as served
 	redirect string                                 // when set, blob GETs are redirected to this base URL
 	delay    time.Duration
+	// onRequest, when set, runs before each request is answered.
+	onRequest func(r *http.Request)
 }
 
 func newFake(t *testing.T, layers []ocispec.Descriptor, blobs map[digest.Digest][]byte) *fakeRegistry {
@@ -47,6 +49,9 @@ func newFake(t *testing.T, layers []ocispec.Descriptor, blobs map[digest.Digest]
 }
 
 func (f *fakeRegistry) serve(w http.ResponseWriter, r *http.Request) {
+	if f.onRequest != nil {
+		f.onRequest(r)
+	}
 	if f.delay > 0 {
 		select {
 		case <-time.After(f.delay):

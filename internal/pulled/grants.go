@@ -3,6 +3,7 @@ package pulled
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -163,6 +164,8 @@ func Describe(lines []string) string {
 	for _, l := range lines {
 		kind := "limit or setting"
 		switch {
+		case strings.HasPrefix(l, "mount ") && mountsToolsDir(strings.TrimPrefix(l, "mount ")):
+			kind = "mount of the TOOLS DIRECTORY, or through .. (a tool writing there can change modules and policies)"
 		case strings.HasPrefix(l, "mount "):
 			kind = "mount"
 		case strings.HasPrefix(l, "http.allow ") && strings.Contains(l, `"headers"`):
@@ -181,4 +184,19 @@ func Describe(lines []string) string {
 		fmt.Fprintf(&b, "  %-38s %s\n", kind+":", l)
 	}
 	return b.String()
+}
+
+// mountsToolsDir reports whether a mount grant's host path is the tools
+// directory, a path through ".." (one of its parents, or the directory
+// itself under its own name) or the root: a relative host path is
+// resolved against the tools directory, where the policy file lies.
+func mountsToolsDir(grant string) bool {
+	var m struct {
+		Host string `json:"host"`
+	}
+	if json.Unmarshal([]byte(grant), &m) != nil {
+		return false
+	}
+	h := filepath.Clean(m.Host)
+	return h == "." || h == ".." || strings.HasPrefix(h, "../") || h == "/"
 }

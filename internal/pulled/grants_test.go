@@ -83,3 +83,25 @@ func TestGrantsKeyCase(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDescribeFlagsToolsDirMounts: a pulled policy asking to mount the
+// tools directory (where modules, policies and the lock live), a path
+// through "..", or the root, is shown as such, not as an ordinary mount.
+func TestDescribeFlagsToolsDirMounts(t *testing.T) {
+	for _, c := range []struct {
+		host    string
+		flagged bool
+	}{
+		{".", true}, {"./", true}, {"..", true}, {"../tools", true}, {"/", true}, {"sub/../..", true},
+		{"data", false}, {"./data", false}, {"/srv/data", false},
+	} {
+		lines, err := pulled.Grants([]byte(`mount = [{host = "` + c.host + `", guest = "/d", mode = "rw"}]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(pulled.Describe(lines), "TOOLS DIRECTORY")
+		if got != c.flagged {
+			t.Errorf("mount of %q: flagged %v, want %v:\n%s", c.host, got, c.flagged, pulled.Describe(lines))
+		}
+	}
+}

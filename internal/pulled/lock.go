@@ -10,8 +10,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/wasmcp/wasmcp/internal/oci"
 )
 
 // LockName is the lock file's name in a tools directory.
@@ -19,7 +22,15 @@ const LockName = "wasmcp.lock"
 
 // Lock is the lock file: one entry per pulled tool.
 type Lock struct {
-	Tools []Tool `toml:"tool"`
+	// RevokedKeys are fingerprints of signing keys no longer trusted
+	// ("sha256:<hex>" of the public key's DER, as a tool's signer line
+	// shows it after "key "): a signature by one is refused for every tool.
+	RevokedKeys []string `toml:"revoked_keys,omitempty"`
+	Tools       []Tool   `toml:"tool"`
+
+	// read is the file's content as ReadLock read it (nil: no file), so
+	// that a writer after a long check can tell the operator edited it.
+	read []byte
 }
 
 // Tool is one pulled tool. It owns NAME.wasm and NAME.policy.toml in the
@@ -37,9 +48,14 @@ type Tool struct {
 	// Key is the expected signer's public key (PEM file; relative paths
 	// are the tools directory's).
 	Key string `toml:"key,omitempty"`
-	// Identity (or IdentityRegexp) and Issuer are the expected signer of a
-	// keyless signature, checked offline against TrustedRoot (a Sigstore
-	// trusted-root JSON file).
+	// KeyNotBefore and KeyNotAfter (RFC 3339) bound when Key is trusted,
+	// checked at the time of verification (a key-based signature carries
+	// no trusted time of its own).
+	KeyNotBefore string `toml:"key_not_before,omitempty"`
+	KeyNotAfter  string `toml:"key_not_after,omitempty"`
+	// Identity (or IdentityRegexp, which must match the whole identity)
+	// and Issuer are the expected signer of a keyless signature, checked
+	// offline against TrustedRoot (a Sigstore trusted-root JSON file).
 	Identity       string `toml:"identity,omitempty"`
 	IdentityRegexp string `toml:"identity_regexp,omitempty"`
 	Issuer         string `toml:"issuer,omitempty"`
@@ -54,6 +70,37 @@ type Tool struct {
 	// Signer is who signed the pinned digest, as last verified (for the
 	// operator's eyes; verification never reads it).
 	Signer string `toml:"signer,omitempty"`
+
+	// RevokedKeys is the lock's revoked_keys, copied here by ReadLock for
+	// the verifier; never written as part of the tool.
+	RevokedKeys []string `toml:"-"`
+}
+
+var fingerprintRe = regexp.MustCompile(`^(key )?sha256:[0-9a-fA-F]{64}$`)
+
+// checkTimes checks a tool's key_not_before and key_not_after.
+func (t *Tool) checkTimes() error {
+	var nb, na time.Time
+	for _, f := range []struct {
+		key, v string
+		to     *time.Time
+	}{{"key_not_before", t.KeyNotBefore, &nb}, {"key_not_after", t.KeyNotAfter, &na}} {
+		if f.v == "" {
+			continue
+		}
+		if t.Key == "" {
+			return fmt.Errorf("%s applies to a key; the tool names none", f.key)
+		}
+		v, err := time.Parse(time.RFC3339, f.v)
+		if err != nil {
+			return fmt.Errorf("%s %q: want an RFC 3339 time, like 2027-01-31T00:00:00Z", f.key, f.v)
+		}
+		*f.to = v
+	}
+	if !nb.IsZero() && !na.IsZero() && !na.After(nb) {
+		return fmt.Errorf("key_not_after %s is not after key_not_before %s", t.KeyNotAfter, t.KeyNotBefore)
+	}
+	return nil
 }
 
 // RequireSignature reports whether the tool must be signed.
@@ -79,7 +126,7 @@ func ReadLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
-	var l Lock
+	l := Lock{read: data}
 	md, err := toml.Decode(string(data), &l)
 	if err != nil {
 		return nil, fmt.Errorf("lock file %s: %w", p, err)
@@ -87,24 +134,51 @@ func ReadLock(dir string) (*Lock, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("lock file %s: unknown key %q", p, und[0].String())
 	}
-	seen := map[string]bool{}
+	for i, r := range l.RevokedKeys {
+		if !fingerprintRe.MatchString(r) {
+			return nil, fmt.Errorf("lock file %s: revoked_keys: %q is not a key fingerprint (sha256:<64 hex digits>, as the signer line shows)", p, r)
+		}
+		l.RevokedKeys[i] = strings.ToLower(r) // hex in either case names the same key
+	}
+	seen := map[string]string{} // lower case → as written
 	for i := range l.Tools {
 		t := &l.Tools[i]
 		if err := CheckName(t.Name); err != nil {
 			return nil, fmt.Errorf("lock file %s: tool %d: %w", p, i+1, err)
 		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("lock file %s: tool %q is listed twice", p, t.Name)
+		if prev, ok := seen[strings.ToLower(t.Name)]; ok {
+			if prev == t.Name {
+				return nil, fmt.Errorf("lock file %s: tool %q is listed twice", p, t.Name)
+			}
+			return nil, fmt.Errorf("lock file %s: tools %q and %q differ only in case: on a case-insensitive filesystem they are one file", p, prev, t.Name)
 		}
-		seen[t.Name] = true
+		seen[strings.ToLower(t.Name)] = t.Name
 		if t.Reference == "" || t.Digest == "" {
 			return nil, fmt.Errorf("lock file %s: tool %q: reference and digest are required", p, t.Name)
+		}
+		if r, err := oci.ParseRef(t.Reference); err == nil && r.ValidateReferenceAsDigest() == nil && r.Reference.Reference != t.Digest {
+			return nil, fmt.Errorf("lock file %s: tool %q: reference %s pins %s but digest is %s: which one was meant? (make them agree)", p, t.Name, t.Reference, r.Reference.Reference, t.Digest)
 		}
 		if t.RequireSignature() && t.Key == "" && t.TrustedRoot == "" {
 			return nil, fmt.Errorf("lock file %s: tool %q: name the expected signer (key, or identity, issuer and trusted_root), or set signed = false", p, t.Name)
 		}
+		if err := t.checkTimes(); err != nil {
+			return nil, fmt.Errorf("lock file %s: tool %q: %w", p, t.Name, err)
+		}
+		t.RevokedKeys = l.RevokedKeys
 	}
 	return &l, nil
+}
+
+// FindFold returns the tool whose name equals name but for case, nil if
+// none: two such names are one file on a case-insensitive filesystem.
+func (l *Lock) FindFold(name string) *Tool {
+	for i := range l.Tools {
+		if strings.EqualFold(l.Tools[i].Name, name) {
+			return &l.Tools[i]
+		}
+	}
+	return nil
 }
 
 // Find returns the tool named name, nil if none.
@@ -130,6 +204,25 @@ func (l *Lock) Put(t Tool) {
 const lockHeader = `# Tools pulled from OCI registries, pinned by digest (docs/registry-tools.md).
 # Written by wasmcp pull and wasmcp approve; wasmcp serve --tools reads it.
 `
+
+// ErrLockChanged is WriteLockUnchanged's refusal: the lock file is no
+// longer what ReadLock read.
+var ErrLockChanged = errors.New("the lock file changed since it was read")
+
+// WriteLockUnchanged writes l, read by ReadLock, only if the file still
+// holds what was read: an operator's edit made meanwhile (a key revoked)
+// is never overwritten with the older content. (A write racing the
+// comparison itself, within microseconds, is not excluded.)
+func WriteLockUnchanged(dir string, l *Lock) error {
+	now, err := os.ReadFile(filepath.Join(dir, LockName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if (err == nil) != (l.read != nil) || !bytes.Equal(now, l.read) {
+		return ErrLockChanged
+	}
+	return WriteLock(dir, l)
+}
 
 // WriteLock writes the lock file atomically (a temporary file renamed).
 func WriteLock(dir string, l *Lock) error {

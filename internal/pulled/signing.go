@@ -32,7 +32,8 @@ func Sign(dgst string, privateKeyPEM []byte) ([]byte, error) {
 	return signing.Sign(dgst, privateKeyPEM)
 }
 
-// GenerateKey makes a signing key pair (PEM).
-func GenerateKey() (privatePEM, publicPEM []byte, err error) {
-	return signing.GenerateKey()
+// GenerateKey makes a signing key pair (PEM) of the algorithm alg
+// ("ecdsa-p256", the default, or "ed25519").
+func GenerateKey(alg string) (privatePEM, publicPEM []byte, err error) {
+	return signing.GenerateKey(alg)
 }

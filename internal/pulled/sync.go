@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -163,8 +165,15 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 			case ferr != nil:
 				return nil, classify(fmt.Errorf("signatures: %w", ferr))
 			}
-			sigs = fresh
-			if f.Signer, err = s.Verify(ctx, sigs, dgst, t, s.Dir); err != nil {
+			sigs = nil
+			for _, sg := range fresh {
+				if sg.Skipped != "" {
+					s.logger().Warn("pulled tool: a referrer of the manifest is not a readable signature; skipped", "tool", t.Name, "digest", dgst, "source", sg.Source, "reason", sg.Skipped)
+				} else {
+					sigs = append(sigs, sg) // only readable signatures are cached
+				}
+			}
+			if f.Signer, err = s.Verify(ctx, fresh, dgst, t, s.Dir); err != nil {
 				return nil, refuse(CheckSignature, err)
 			}
 			fromCache = false
@@ -183,6 +192,15 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 	return f, nil
 }
 
+// logger is s.Log, or a logger that drops everything (wasmcp pull has
+// no log: what it skips is in its error when nothing verifies).
+func (s *Syncer) logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
 // Sync brings the tools directory in line with the lock once: every tool
 // is fetched (from the cache when there) and verified at its pinned
 // digest and installed when it asks for no more than was approved. With
@@ -192,6 +210,14 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 // as pending and the old version keeps serving. Every refusal is logged
 // with the check that failed. It reports whether files of the tools
 // directory changed.
+//
+// It fails closed. A lock that cannot be read (a typo in revoked_keys, a
+// key_not_after that is not RFC 3339) removes every tool installed from
+// a lock, by this run or one before (the .NAME.wasmcp-pulled markers):
+// nothing can be checked, and a tool just revoked must not keep serving.
+// A tool installed from the lock that the lock no longer lists (removed
+// while serve was not running, or the lock deleted) is removed too,
+// before the listed tools are installed.
 func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -200,25 +226,35 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 	}
 	lock, err := ReadLock(s.Dir)
 	if err != nil {
-		return false, err
+		for _, name := range s.installed() {
+			changed = s.uninstall(name) || changed
+		}
+		return changed, fmt.Errorf("%w: no pulled tool is served until the lock can be read", err)
 	}
 	lockChanged := false
 	listed := map[string]bool{}
 	for i := range lock.Tools {
-		t := &lock.Tools[i]
-		listed[t.Name] = true
-		c, lc := s.syncTool(ctx, t, follow)
-		changed = changed || c
-		lockChanged = lockChanged || lc
+		listed[lock.Tools[i].Name] = true
 	}
-	for name := range s.served {
+	for _, name := range s.installed() {
 		if !listed[name] {
-			s.Log.Info("pulled tool removed from the lock", "tool", name)
+			s.logger().Info("pulled tool not in the lock; removed", "tool", name)
 			changed = s.uninstall(name) || changed
 		}
 	}
+	for i := range lock.Tools {
+		c, lc := s.syncTool(ctx, &lock.Tools[i], follow)
+		changed = changed || c
+		lockChanged = lockChanged || lc
+	}
 	if lockChanged {
-		if err := WriteLock(s.Dir, lock); err != nil {
+		err := WriteLockUnchanged(s.Dir, lock)
+		switch {
+		case errors.Is(err, ErrLockChanged):
+			// The check may have taken minutes (a slow registry): what was
+			// edited meanwhile wins, and the next check reads it.
+			s.logger().Warn("pulled tools: the lock changed during the check; not written over (the next check, SIGHUP or --pull-interval, reads the edit)", "lock", filepath.Join(s.Dir, LockName))
+		case err != nil:
 			return changed, fmt.Errorf("lock file: %w", err)
 		}
 	}
@@ -226,7 +262,14 @@ func (s *Syncer) Sync(ctx context.Context, follow bool) (changed bool, err error
 }
 
 func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, lockChanged bool) {
-	log := s.Log.With("tool", t.Name, "reference", t.Reference)
+	log := s.logger().With("tool", t.Name, "reference", t.Reference)
+	if sc := scriptBeside(s.Dir, t.Name); sc != "" {
+		// Whether this version verifies or not, and even with a version
+		// verified before: its policy would be the script's.
+		err := &HandPlacedError{File: sc}
+		log.Error("pulled tool refused; not installed over a module placed by hand", "file", sc, "digest", t.Digest, "check", "install", "reason", err.Error())
+		return s.uninstall(t.Name), false
+	}
 	f, err := s.Fetch(ctx, t, t.Digest)
 	if err == nil && t.Approved == nil {
 		err = refuse(CheckApproval, fmt.Errorf("not approved yet: it asks for %v; run wasmcp approve %s", orNothing(f.Grants), t.Name))
@@ -239,7 +282,12 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		}
 	}
 	if err != nil {
-		if _, ok := s.served[t.Name]; ok && s.installedIs(t.Name, s.served[t.Name]) {
+		// A signature refused for the pinned version (a key revoked or
+		// expired, another signer named) stops it being served at once;
+		// other refusals (a registry down) leave a version verified before.
+		var ce *CheckError
+		sigRefused := errors.As(err, &ce) && ce.Check == CheckSignature
+		if _, ok := s.served[t.Name]; ok && !sigRefused && s.installedIs(t.Name, s.served[t.Name]) {
 			log.Error("pulled tool refused; the version verified before keeps serving", "digest", t.Digest, checkAttr(err), "reason", err.Error())
 		} else {
 			log.Error("pulled tool refused; not served", "digest", t.Digest, checkAttr(err), "reason", err.Error())
@@ -247,7 +295,11 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		}
 	} else {
 		c, ierr := s.install(t.Name, f)
-		if ierr != nil {
+		var hp *HandPlacedError
+		switch {
+		case errors.As(ierr, &hp):
+			log.Error("pulled tool refused; not installed over a module placed by hand", "file", hp.File, "digest", t.Digest, "check", "install", "reason", ierr.Error())
+		case ierr != nil:
 			log.Error("pulled tool: installing into the tools directory", "err", ierr)
 		}
 		changed = c
@@ -291,7 +343,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	c, ierr := s.install(t.Name, nf)
 	if ierr != nil {
 		log.Error("pulled tool: installing into the tools directory", "err", ierr)
-		return changed, lockChanged
+		return changed || c, lockChanged
 	}
 	log.Info("pulled tool updated", "digest", now, "was", t.Digest, "signer", nf.Signer)
 	t.Digest, t.Signer, t.Pending, t.PendingDigest = now, nf.Signer, nil, ""
@@ -327,6 +379,102 @@ func equal(a, b []string) bool {
 
 // Files of a tool in the tools directory.
 func (s *Syncer) wasmPath(name string) string   { return filepath.Join(s.Dir, name+".wasm") }
+func (s *Syncer) markerPath(name string) string { return markerPath(s.Dir, name) }
+
+// markerPath is the hidden file saying NAME.wasm in dir was installed
+// from the lock (the registry ignores dot files).
+func markerPath(dir, name string) string { return filepath.Join(dir, "."+name+markerSuffix) }
+
+const markerSuffix = ".wasmcp-pulled"
+
+// Installed lists the tools of dir installed from a lock, by this run or
+// one before: the names of its .NAME.wasmcp-pulled markers.
+func Installed(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") || !strings.HasSuffix(n, markerSuffix) {
+			continue
+		}
+		if name := strings.TrimSuffix(n[1:], markerSuffix); CheckName(name) == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// installed is Installed and the tools this run installed, sorted.
+func (s *Syncer) installed() []string {
+	names := Installed(s.Dir)
+	for name := range s.served {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// HandPlacedError is a pulled tool refused because a module of its name,
+// not installed from the lock, is in the tools directory.
+type HandPlacedError struct{ File string }
+
+func (e *HandPlacedError) Error() string {
+	return fmt.Sprintf("%s is in the tools directory and was not installed by wasmcp from %s (placed by hand?): the pulled tool is not installed over it; rename one of them", e.File, LockName)
+}
+
+// scriptExts are the extensions of the scripts the tools directory loads
+// (registry.IsScript): NAME.js or NAME.ts shares NAME.policy.toml with
+// NAME.wasm, so a pulled NAME beside one would hand it the pulled grants.
+var scriptExts = []string{".js", ".ts"}
+
+// scriptBeside returns the script NAME.js or NAME.ts in dir, "" if none.
+// wasmcp never installs one: it is always placed by hand.
+func scriptBeside(dir, name string) string {
+	for _, ext := range scriptExts {
+		p := filepath.Join(dir, name+ext)
+		if _, err := os.Lstat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// CheckUnowned refuses a name whose module file in dir exists and was
+// not installed from the lock, or that a script in dir has (NAME.js or
+// NAME.ts, which shares NAME.policy.toml).
+func CheckUnowned(dir, name string) error {
+	if sc := scriptBeside(dir, name); sc != "" {
+		return &HandPlacedError{File: sc}
+	}
+	p := filepath.Join(dir, name+".wasm")
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(markerPath(dir, name)); err == nil {
+		return nil
+	}
+	return &HandPlacedError{File: p}
+}
+
+// owns reports whether NAME.wasm, if there, may be written by the lock's
+// tool: this process installed it, the marker says a run before did, or
+// it already holds the verified module (adopted: a tools directory from
+// before the markers).
+func (s *Syncer) owns(name string, module []byte) bool {
+	if _, ok := s.served[name]; ok {
+		return true
+	}
+	if _, err := os.Stat(s.markerPath(name)); err == nil {
+		return true
+	}
+	b, err := os.ReadFile(s.wasmPath(name))
+	return err != nil || bytes.Equal(b, module)
+}
 func (s *Syncer) policyPath(name string) string { return filepath.Join(s.Dir, name+".policy.toml") }
 
 // installedIs reports whether NAME.wasm holds the module of hash h.
@@ -338,6 +486,17 @@ func (s *Syncer) installedIs(name string, h digest.Digest) bool {
 // install writes a verified version's files (the policy first, then the
 // module, each renamed into place) when they differ from what is there.
 func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
+	if sc := scriptBeside(s.Dir, name); sc != "" {
+		// Installed beside a script, the pulled policy would be the
+		// script's too: refused, and a version installed before removed.
+		return s.uninstall(name), &HandPlacedError{File: sc}
+	}
+	if !s.owns(name, f.Module) {
+		return false, &HandPlacedError{File: s.wasmPath(name)}
+	}
+	if err := writeAtomic(s.markerPath(name), nil, 0o644); err != nil {
+		return false, err
+	}
 	pp := s.policyPath(name)
 	old, rerr := os.ReadFile(pp)
 	switch {
@@ -363,15 +522,21 @@ func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
 	return changed, nil
 }
 
-// uninstall removes a tool's files from the tools directory.
+// uninstall removes a tool's files from the tools directory, when they
+// were installed from the lock: never a module of that name placed by hand.
 func (s *Syncer) uninstall(name string) bool {
+	_, served := s.served[name]
 	delete(s.served, name)
+	if _, err := os.Stat(s.markerPath(name)); err != nil && !served {
+		return false
+	}
+	defer os.Remove(s.markerPath(name))
 	changed := false
 	for _, p := range []string{s.wasmPath(name), s.policyPath(name)} {
 		if err := os.Remove(p); err == nil {
 			changed = true
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.Log.Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
+			s.logger().Error("pulled tool: removing a file of a refused tool", "file", p, "err", err)
 		}
 	}
 	return changed

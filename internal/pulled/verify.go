@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/oci"
 )
@@ -14,16 +15,28 @@ import (
 // SignerPolicy is what a tool's lock entry expects of its signer, the
 // files read.
 type SignerPolicy struct {
-	PublicKey      []byte
-	TrustedRoot    []byte
-	Identity       string
-	IdentityRegexp string
-	Issuer         string
+	PublicKey                 []byte
+	TrustedRoot               []byte
+	Identity                  string
+	IdentityRegexp            string
+	Issuer                    string
+	KeyNotBefore, KeyNotAfter time.Time
+	RevokedKeys               []string
+	Now                       time.Time // zero: time.Now()
 }
 
 // signerPolicy reads the files t names (relative to dir).
 func signerPolicy(t *Tool, dir string) (SignerPolicy, error) {
-	p := SignerPolicy{Identity: t.Identity, IdentityRegexp: t.IdentityRegexp, Issuer: t.Issuer}
+	p := SignerPolicy{Identity: t.Identity, IdentityRegexp: t.IdentityRegexp, Issuer: t.Issuer, RevokedKeys: t.RevokedKeys}
+	if err := t.checkTimes(); err != nil {
+		return p, err
+	}
+	if t.KeyNotBefore != "" {
+		p.KeyNotBefore, _ = time.Parse(time.RFC3339, t.KeyNotBefore)
+	}
+	if t.KeyNotAfter != "" {
+		p.KeyNotAfter, _ = time.Parse(time.RFC3339, t.KeyNotAfter)
+	}
 	read := func(key, path string) ([]byte, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
@@ -65,6 +78,8 @@ func Verify(ctx context.Context, sigs []oci.Signature, dgst string, t *Tool, dir
 		var signer string
 		var err error
 		switch {
+		case s.Skipped != "":
+			err = errors.New("skipped: " + s.Skipped)
 		case s.Bundle != nil:
 			signer, err = VerifyBundle(ctx, s.Bundle, dgst, p)
 		case s.Payload != nil:

@@ -8,16 +8,25 @@
 //
 // Two kinds of signer are accepted:
 //
-//   - a public key (ECDSA P-256 or P-384, PEM): a Sigstore bundle whose
-//     message signature is over the manifest digest, as Sign writes it
-//     (and `cosign sign --key` with the new bundle format), or cosign's
-//     older simple-signing payload (VerifySimpleSigning). Key-based
-//     bundles need no transparency log or timestamp; the key is the trust.
+//   - a public key (PEM: ECDSA P-256 or P-384, or Ed25519): a Sigstore
+//     bundle whose message signature is over the manifest digest (as Sign
+//     writes it with an ECDSA key), or whose DSSE envelope holds an
+//     in-toto statement of predicate type PredicateSign naming the
+//     manifest digest as subject (as Sign writes it with an Ed25519 key,
+//     and cosign v3 signs images), or cosign's older simple-signing
+//     payload (VerifySimpleSigning). Ed25519 signs messages, not digests:
+//     sigstore-go v1.3.0 refuses to verify an Ed25519 message signature
+//     against a digest alone, so the Ed25519 signature covers a statement,
+//     and the statement names the digest. Key-based bundles need no
+//     transparency log or timestamp; the key is the trust.
 //   - keyless: a bundle whose Fulcio certificate chains to the operator's
 //     trusted root (a Sigstore trusted_root.json, read from a file: nothing
 //     is fetched), whose subject alternative name and OIDC issuer match the
 //     lock's expectation, with a transparency-log entry (inclusion proof)
 //     that dates the signature inside the certificate's validity.
+//
+// A DSSE statement of another predicate type (an attestation: provenance,
+// an SBOM) is never taken for a signature (ReasonNotSignature).
 //
 // Every refusal is an *Error whose Reason says which check failed.
 package signing

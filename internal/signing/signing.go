@@ -5,19 +5,24 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
@@ -28,12 +33,29 @@ import (
 // Policy names who must have signed an artifact: PublicKey for a
 // key-based signer, or TrustedRoot with Issuer and Identity (or
 // IdentityRegexp) for a keyless one.
+//
+// A key may be given a validity window and may be revoked. A key-based
+// signature carries no trusted time (no transparency log, no timestamping
+// authority: any time in it is the signer's word, and a thief of the key
+// could backdate), so the window is checked at Now, the time of
+// verification: past KeyNotAfter, no signature by that key is accepted,
+// however old. A keyless signature's time is the transparency log's (and
+// the timestamping authority's), and its certificate must be valid then.
 type Policy struct {
-	PublicKey      []byte // PEM public key (ECDSA P-256 or P-384)
+	PublicKey      []byte // PEM public key (ECDSA P-256 or P-384, or Ed25519)
 	TrustedRoot    []byte // contents of a Sigstore trusted_root.json
 	Identity       string // keyless: the certificate's SAN, exactly
-	IdentityRegexp string // keyless: or a regular expression the SAN matches
+	IdentityRegexp string // keyless: or a regular expression the whole SAN matches (anchored at both ends)
 	Issuer         string // keyless: the OIDC issuer, exactly
+	// KeyNotBefore and KeyNotAfter bound when PublicKey is trusted (zero:
+	// unbounded), checked at Now.
+	KeyNotBefore, KeyNotAfter time.Time
+	// RevokedKeys are fingerprints ("sha256:<hex>" of the key's DER, as
+	// Fingerprint gives them, with or without its "key " prefix) of keys
+	// no longer trusted: a signature by one is refused as revoked.
+	RevokedKeys []string
+	// Now is the time a key's window is checked at; zero is time.Now().
+	Now time.Time
 }
 
 // Result says who signed.
@@ -48,16 +70,29 @@ type Reason string
 
 // The reasons a signature is refused.
 const (
-	ReasonMalformed     Reason = "malformed"      // not a bundle, not PEM, not a digest
-	ReasonPolicy        Reason = "policy"         // the policy names no usable signer
-	ReasonWrongDigest   Reason = "wrong digest"   // it signs another artifact
-	ReasonBadSignature  Reason = "bad signature"  // the signature does not verify
-	ReasonUntrustedKey  Reason = "untrusted key"  // signed by another key or CA
-	ReasonWrongIdentity Reason = "wrong identity" // the certificate names another signer
-	ReasonWrongIssuer   Reason = "wrong issuer"   // the certificate names another OIDC issuer
-	ReasonNoTlogProof   Reason = "no tlog proof"  // keyless without a transparency-log entry
-	ReasonExpired       Reason = "expired"        // signed outside the certificate's validity
+	ReasonMalformed     Reason = "malformed"       // not a bundle, not PEM, not a digest
+	ReasonPolicy        Reason = "policy"          // the policy names no usable signer
+	ReasonWrongDigest   Reason = "wrong digest"    // it signs another artifact
+	ReasonBadSignature  Reason = "bad signature"   // the signature does not verify
+	ReasonUntrustedKey  Reason = "untrusted key"   // signed by another key or CA
+	ReasonWrongIdentity Reason = "wrong identity"  // the certificate names another signer
+	ReasonWrongIssuer   Reason = "wrong issuer"    // the certificate names another OIDC issuer
+	ReasonNoTlogProof   Reason = "no tlog proof"   // keyless without a transparency-log entry
+	ReasonExpired       Reason = "expired"         // signed outside the certificate's validity, or the key is past its not_after
+	ReasonNotYetValid   Reason = "not yet valid"   // the key's not_before is still to come
+	ReasonRevoked       Reason = "revoked"         // the key is listed as revoked
+	ReasonNotSignature  Reason = "not a signature" // an attestation (another in-toto predicate type)
 )
+
+// PredicateSign is the in-toto predicate type of a signature statement:
+// a DSSE envelope whose statement has this predicate type and the
+// manifest's digest as subject signs that manifest (cosign v3's image
+// signature). Any other predicate type is an attestation about the
+// artifact (provenance, an SBOM), never taken for a signature.
+const PredicateSign = "https://sigstore.dev/cosign/sign/v1"
+
+// payloadTypeInToto is the DSSE payload type of an in-toto statement.
+const payloadTypeInToto = "application/vnd.in-toto+json"
 
 // Error is a refused signature.
 type Error struct {
@@ -87,17 +122,48 @@ func parseDigest(d string) ([]byte, error) {
 	return b, nil
 }
 
-// publicKey reads an ECDSA P-256/P-384 public key in PEM.
-func publicKey(pemBytes []byte) (*ecdsa.PublicKey, error) {
+// publicKey reads an ECDSA P-256/P-384 or Ed25519 public key in PEM.
+func publicKey(pemBytes []byte) (crypto.PublicKey, error) {
 	k, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
 	if err != nil {
 		return nil, refuse(ReasonPolicy, "the public key is not a PEM public key: %v", err)
 	}
-	ec, ok := k.(*ecdsa.PublicKey)
-	if !ok || (ec.Curve != elliptic.P256() && ec.Curve != elliptic.P384()) {
-		return nil, refuse(ReasonPolicy, "the public key is %T; want ECDSA P-256 or P-384", k)
+	switch pk := k.(type) {
+	case *ecdsa.PublicKey:
+		if pk.Curve == elliptic.P256() || pk.Curve == elliptic.P384() {
+			return pk, nil
+		}
+	case ed25519.PublicKey:
+		return pk, nil
 	}
-	return ec, nil
+	return nil, refuse(ReasonPolicy, "the public key is %T; want ECDSA P-256 or P-384, or Ed25519", k)
+}
+
+// checkKey refuses a key that is revoked or outside its window at p.Now.
+func checkKey(pub crypto.PublicKey, p Policy) (fingerprint string, err error) {
+	fp, err := Fingerprint(pub)
+	if err != nil {
+		return "", refuse(ReasonPolicy, "the public key: %v", err)
+	}
+	bare := strings.TrimPrefix(fp, "key ")
+	for _, r := range p.RevokedKeys {
+		if subtle.ConstantTimeCompare([]byte(strings.ToLower(strings.TrimPrefix(r, "key "))), []byte(bare)) == 1 {
+			return "", refuse(ReasonRevoked, "the key %s is revoked (listed in revoked_keys)", bare)
+		}
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if !p.KeyNotAfter.IsZero() && now.After(p.KeyNotAfter) {
+		return "", refuse(ReasonExpired, "the key %s expired at %s (key_not_after; checked at the time of verification, %s: a key-based signature carries no trusted time)",
+			bare, p.KeyNotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if !p.KeyNotBefore.IsZero() && now.Before(p.KeyNotBefore) {
+		return "", refuse(ReasonNotYetValid, "the key %s is not valid before %s (key_not_before; now %s)",
+			bare, p.KeyNotBefore.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return fp, nil
 }
 
 // Fingerprint is the SHA-256 of a public key's DER encoding, as Result
@@ -138,6 +204,11 @@ func Verify(ctx context.Context, bundleJSON []byte, digest string, p Policy) (re
 			return nil, refuse(ReasonWrongDigest, "the bundle signs sha256:%x, not %s", got, digest)
 		}
 	}
+	if env := b.GetDsseEnvelope(); env != nil {
+		if err := checkStatement(env.GetPayloadType(), env.GetPayload(), want, digest); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case len(p.PublicKey) > 0:
 		return verifyKey(&b, want, p)
@@ -157,12 +228,24 @@ func verifyKey(b verify.SignedEntity, want []byte, p Policy) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	fp, err := checkKey(pub, p)
+	if err != nil {
+		return nil, err
+	}
 	vc, err := b.VerificationContent()
 	if err != nil {
 		return nil, refuse(ReasonMalformed, "the bundle has no verification material: %v", err)
 	}
 	if vc.Certificate() != nil {
 		return nil, refuse(ReasonUntrustedKey, "the bundle is signed with a certificate; the lock expects a key")
+	}
+	if _, ok := pub.(ed25519.PublicKey); ok {
+		// sigstore-go verifies an Ed25519 message signature only over the
+		// artifact's bytes, never over a digest: an Ed25519 signer signs a
+		// DSSE statement naming the digest instead (as Sign does).
+		if sc, err := b.SignatureContent(); err == nil && sc.EnvelopeContent() == nil {
+			return nil, refuse(ReasonBadSignature, "an Ed25519 key signs a DSSE statement of predicate type %s naming the manifest digest; this bundle holds a bare message signature", PredicateSign)
+		}
 	}
 	verifier, err := signature.LoadVerifier(pub, crypto.SHA256)
 	if err != nil {
@@ -179,10 +262,6 @@ func verifyKey(b verify.SignedEntity, want []byte, p Policy) (*Result, error) {
 	if _, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", want), verify.WithKey())); err != nil {
 		return nil, classify(err)
 	}
-	fp, err := Fingerprint(pub)
-	if err != nil {
-		return nil, refuse(ReasonPolicy, "the public key: %v", err)
-	}
 	return &Result{Signer: fp}, nil
 }
 
@@ -190,7 +269,14 @@ func verifyKeyless(b verify.SignedEntity, material root.TrustedMaterial, want []
 	if p.Issuer == "" || (p.Identity == "" && p.IdentityRegexp == "") {
 		return nil, refuse(ReasonPolicy, "a keyless signer needs an issuer and an identity (or identity regexp)")
 	}
-	id, err := verify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
+	// sigstore-go matches a SAN regexp anywhere in the SAN (unanchored):
+	// ".*@example\.com" would take "eve@example.com.evil.example", an
+	// address at another domain. The lock's regexp must match the whole SAN.
+	idRe := p.IdentityRegexp
+	if idRe != "" {
+		idRe = `^(?:` + idRe + `)$`
+	}
+	id, err := verify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, idRe)
 	if err != nil {
 		return nil, refuse(ReasonPolicy, "the identity: %v", err)
 	}
@@ -224,10 +310,10 @@ func classify(err error) error {
 		reason = ReasonWrongIdentity
 	case strings.Contains(msg, "issuer") || strings.Contains(msg, "Issuer"):
 		reason = ReasonWrongIssuer
+	case strings.Contains(msg, "expired") || strings.Contains(msg, "not yet valid") || strings.Contains(msg, "validity"):
+		reason = ReasonExpired // checked first: "integrated time outside certificate validity" is a log time
 	case strings.Contains(msg, "transparency log") || strings.Contains(msg, "tlog"):
 		reason = ReasonNoTlogProof
-	case strings.Contains(msg, "expired") || strings.Contains(msg, "not yet valid") || strings.Contains(msg, "validity"):
-		reason = ReasonExpired
 	case strings.Contains(msg, "certificate") || strings.Contains(msg, "chain"):
 		reason = ReasonUntrustedKey
 	case strings.Contains(msg, "digest"):
@@ -237,6 +323,10 @@ func classify(err error) error {
 	}
 	return &Error{Reason: reason, Err: err}
 }
+
+// simpleSigningType is critical.type of every cosign simple-signing
+// payload.
+const simpleSigningType = "cosign container image signature"
 
 // VerifySimpleSigning checks a cosign simple-signing signature (the
 // sha256-<hex>.sig tag convention): payload is the layer's JSON, whose
@@ -261,6 +351,13 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	if err := jsonStrict(payload, &ss); err != nil {
 		return nil, refuse(ReasonMalformed, "simple-signing payload: %v", err)
 	}
+	// The type keeps the two formats apart: an ECDSA signature over
+	// sha256(X) is also a bundle's message signature over the digest
+	// sha256(X), so without it a signature made for one use could be
+	// offered as the other (manifest bytes that parse as this payload).
+	if ss.Critical.Type != simpleSigningType {
+		return nil, refuse(ReasonMalformed, "simple-signing payload of type %q, not %q", ss.Critical.Type, simpleSigningType)
+	}
 	if ss.Critical.Image.Digest != digest {
 		return nil, refuse(ReasonWrongDigest, "the payload signs %q, not %s", ss.Critical.Image.Digest, digest)
 	}
@@ -268,17 +365,24 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	if err != nil {
 		return nil, err
 	}
+	fp, err := checkKey(pub, p)
+	if err != nil {
+		return nil, err
+	}
 	sig, err := decodeBase64(sigB64)
 	if err != nil {
 		return nil, refuse(ReasonMalformed, "the signature annotation is not base64")
 	}
-	h := sha256.Sum256(payload)
-	if !ecdsa.VerifyASN1(pub, h[:], sig) {
-		return nil, refuse(ReasonBadSignature, "the signature does not verify with the lock's key")
+	var ok bool
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		h := sha256.Sum256(payload)
+		ok = ecdsa.VerifyASN1(k, h[:], sig)
+	case ed25519.PublicKey:
+		ok = ed25519.Verify(k, payload, sig) // cosign signs the payload itself with an Ed25519 key
 	}
-	fp, err := Fingerprint(pub)
-	if err != nil {
-		return nil, refuse(ReasonPolicy, "the public key: %v", err)
+	if !ok {
+		return nil, refuse(ReasonBadSignature, "the signature does not verify with the lock's key")
 	}
 	return &Result{Signer: fp}, nil
 }
@@ -286,9 +390,19 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 // bundleMediaType is the media type of the bundles Sign writes.
 const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
-// Sign makes a Sigstore bundle (v0.3, a message signature with the key's
-// fingerprint as hint) over the artifact with that digest, using a PEM
-// ECDSA P-256 or P-384 private key (PKCS#8 or EC PRIVATE KEY).
+// Sign makes a Sigstore bundle (v0.3, the key's fingerprint as hint) over
+// the artifact with that digest, using a PEM private key (PKCS#8, or EC
+// PRIVATE KEY): with an ECDSA P-256 or P-384 key, a message signature over
+// the digest; with an Ed25519 key, a DSSE envelope holding an in-toto
+// statement of predicate type PredicateSign whose one subject is the
+// digest (Ed25519 signs messages, not digests: the statement is the
+// message, and it names the digest).
+//
+// The bundle is built here with the protobuf-specs types, with the same
+// fields sigstore-go's sign.Bundle writes for a key (no certificate,
+// transparency log or timestamp): importing that package would link its
+// Fulcio, Rekor and timestamp-authority clients, which a key signature
+// never uses (docs/dependencies.md, "Build cost").
 func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	d, err := parseDigest(digest)
 	if err != nil {
@@ -298,25 +412,22 @@ func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The digest is signed as it is (ECDSA over the SHA-256 manifest
-	// digest), as sigstore-go's sign.Bundle does for a key: building the
-	// bundle here keeps its Fulcio, Rekor and timestamp-authority clients
-	// out of the binary (docs/dependencies.md).
-	sig, err := ecdsa.SignASN1(rand.Reader, key, d)
+	var pb *protobundle.Bundle
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		pb, err = ecdsaBundle(k, d)
+	case ed25519.PrivateKey:
+		st, merr := json.Marshal(statement{Type: "https://in-toto.io/Statement/v1", PredicateType: PredicateSign,
+			Subject: []subject{{Digest: map[string]string{"sha256": hex.EncodeToString(d)}}}, Predicate: map[string]any{}})
+		if merr != nil {
+			return nil, merr
+		}
+		pb, err = ed25519Bundle(k, st)
+	default:
+		return nil, fmt.Errorf("signing: the private key is %T", key)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("signing: %w", err)
-	}
-	fp, err := Fingerprint(&key.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("signing: %w", err)
-	}
-	pb := &protobundle.Bundle{
-		MediaType: bundleMediaType,
-		VerificationMaterial: &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
-			PublicKey: &protocommon.PublicKeyIdentifier{Hint: strings.TrimPrefix(fp, "key sha256:")}}},
-		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
-			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: d},
-			Signature:     sig}},
 	}
 	b, err := bundle.NewBundle(pb)
 	if err != nil {
@@ -325,7 +436,88 @@ func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	return b.MarshalJSON()
 }
 
-func privateKey(pemBytes []byte) (*ecdsa.PrivateKey, error) {
+// ecdsaBundle is a bundle holding k's signature over the SHA-256 digest d.
+func ecdsaBundle(k *ecdsa.PrivateKey, d []byte) (*protobundle.Bundle, error) {
+	sig, err := ecdsa.SignASN1(rand.Reader, k, d)
+	if err != nil {
+		return nil, err
+	}
+	return keyBundle(&k.PublicKey, &protobundle.Bundle{Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+		MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: d},
+		Signature:     sig}}})
+}
+
+// ed25519Bundle is a bundle holding payload, an in-toto statement, in a
+// DSSE envelope signed by k: pure Ed25519 over the envelope's
+// pre-authentication encoding, as DSSE verifiers expect.
+func ed25519Bundle(k ed25519.PrivateKey, payload []byte) (*protobundle.Bundle, error) {
+	sig := ed25519.Sign(k, dsse.PAE(payloadTypeInToto, payload))
+	return keyBundle(k.Public(), &protobundle.Bundle{Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+		Payload: payload, PayloadType: payloadTypeInToto, Signatures: []*protodsse.Signature{{Sig: sig}}}}})
+}
+
+// keyBundle completes b, which holds its content, into a v0.3 bundle
+// whose verification material is pub's fingerprint (the hint a verifier
+// with the key matches).
+func keyBundle(pub crypto.PublicKey, b *protobundle.Bundle) (*protobundle.Bundle, error) {
+	fp, err := Fingerprint(pub)
+	if err != nil {
+		return nil, err
+	}
+	b.MediaType = bundleMediaType
+	b.VerificationMaterial = &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
+		PublicKey: &protocommon.PublicKeyIdentifier{Hint: strings.TrimPrefix(fp, "key sha256:")}}}
+	return b, nil
+}
+
+// statement is the part of an in-toto statement a signature needs.
+type statement struct {
+	Type          string         `json:"_type"`
+	Subject       []subject      `json:"subject"`
+	PredicateType string         `json:"predicateType"`
+	Predicate     map[string]any `json:"predicate"`
+}
+
+type subject struct {
+	Name   string            `json:"name,omitempty"`
+	Digest map[string]string `json:"digest"`
+}
+
+// maxSubjects bounds the subjects of a statement read before verification.
+const maxSubjects = 64
+
+// checkStatement reads a DSSE envelope's statement before its signature is
+// verified, to say plainly why it is refused: not an in-toto statement, an
+// attestation rather than a signature, or a signature of another digest.
+// sigstore-go checks the subject again once the signature verified.
+func checkStatement(payloadType string, payload, want []byte, digest string) error {
+	if payloadType != payloadTypeInToto {
+		return refuse(ReasonNotSignature, "the DSSE envelope holds %q, not an in-toto statement (%s)", payloadType, payloadTypeInToto)
+	}
+	var st statement
+	if err := json.Unmarshal(payload, &st); err != nil {
+		return refuse(ReasonMalformed, "the in-toto statement: %v", err)
+	}
+	if st.PredicateType != PredicateSign {
+		return refuse(ReasonNotSignature, "an attestation of predicate type %q, not a signature (%s)", st.PredicateType, PredicateSign)
+	}
+	if len(st.Subject) > maxSubjects {
+		return refuse(ReasonMalformed, "the statement names %d subjects, over %d", len(st.Subject), maxSubjects)
+	}
+	wantHex := hex.EncodeToString(want)
+	var got []string
+	for _, s := range st.Subject {
+		if h, ok := s.Digest["sha256"]; ok {
+			if strings.EqualFold(h, wantHex) {
+				return nil
+			}
+			got = append(got, "sha256:"+h)
+		}
+	}
+	return refuse(ReasonWrongDigest, "the statement signs %v, not %s", got, digest)
+}
+
+func privateKey(pemBytes []byte) (crypto.Signer, error) {
 	blk, _ := pem.Decode(pemBytes)
 	if blk == nil {
 		return nil, errors.New("signing: the key is not PEM")
@@ -346,25 +538,44 @@ func privateKey(pemBytes []byte) (*ecdsa.PrivateKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing: the private key: %w", err)
 	}
-	ec, ok := k.(*ecdsa.PrivateKey)
-	if !ok || (ec.Curve != elliptic.P256() && ec.Curve != elliptic.P384()) {
-		return nil, fmt.Errorf("signing: the private key is %T; want ECDSA P-256 or P-384", k)
+	switch pk := k.(type) {
+	case *ecdsa.PrivateKey:
+		if pk.Curve == elliptic.P256() || pk.Curve == elliptic.P384() {
+			return pk, nil
+		}
+	case ed25519.PrivateKey:
+		return pk, nil
 	}
-	return ec, nil
+	return nil, fmt.Errorf("signing: the private key is %T; want ECDSA P-256 or P-384, or Ed25519", k)
 }
 
-// GenerateKey returns a new ECDSA P-256 key pair as PEM (PKCS#8 private
-// key, PKIX public key).
-func GenerateKey() (privatePEM, publicPEM []byte, err error) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// Key algorithms GenerateKey makes.
+const (
+	AlgorithmECDSAP256 = "ecdsa-p256"
+	AlgorithmEd25519   = "ed25519"
+)
+
+// GenerateKey returns a new key pair of the algorithm alg
+// (AlgorithmECDSAP256, the default when alg is "", or AlgorithmEd25519)
+// as PEM (PKCS#8 private key, PKIX public key).
+func GenerateKey(alg string) (privatePEM, publicPEM []byte, err error) {
+	var priv crypto.Signer
+	switch alg {
+	case "", AlgorithmECDSAP256:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case AlgorithmEd25519:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		return nil, nil, fmt.Errorf("signing: key algorithm %q: want %s or %s", alg, AlgorithmECDSAP256, AlgorithmEd25519)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
 	if err != nil {
 		return nil, nil, err
 	}
-	pub, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	pub, err := x509.MarshalPKIXPublicKey(priv.Public())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package signing
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,8 +15,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func digestOf(s string) string {
@@ -33,11 +36,11 @@ func reason(t *testing.T, err error) Reason {
 }
 
 func TestSignVerify(t *testing.T) {
-	priv, pub, err := GenerateKey()
+	priv, pub, err := GenerateKey("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, otherPub, _ := GenerateKey()
+	_, otherPub, _ := GenerateKey("")
 	d := digestOf("manifest one")
 	b, err := Sign(d, priv)
 	if err != nil {
@@ -132,6 +135,18 @@ func TestSimpleSigning(t *testing.T) {
 	if _, err := VerifySimpleSigning(payload, s64, d, Policy{}); reason(t, err) != ReasonPolicy {
 		t.Fatalf("no key: %v", err)
 	}
+	// A payload without cosign's type is not a simple-signing signature,
+	// even if the key signed its bytes (they could be a manifest whose
+	// digest a bundle's message signature covers).
+	untyped := []byte(`{"critical":{"image":{"docker-manifest-digest":"` + d + `"}}}`)
+	uh := sha256.Sum256(untyped)
+	usig, err := ecdsa.SignASN1(rand.Reader, k, uh[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := VerifySimpleSigning(untyped, base64.StdEncoding.EncodeToString(usig), d, Policy{PublicKey: pub}); reason(t, err) != ReasonMalformed {
+		t.Fatalf("an untyped payload: %v", err)
+	}
 }
 
 func TestKeyless(t *testing.T) {
@@ -177,7 +192,7 @@ func TestKeyless(t *testing.T) {
 }
 
 func BenchmarkVerifyKey(b *testing.B) {
-	priv, pub, _ := GenerateKey()
+	priv, pub, _ := GenerateKey("")
 	d := digestOf("m")
 	bundle, _ := Sign(d, priv)
 	p := Policy{PublicKey: pub}
@@ -186,4 +201,169 @@ func BenchmarkVerifyKey(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestEd25519: an Ed25519 key signs a DSSE statement naming the manifest
+// digest (Ed25519 signs messages, not digests); it verifies against the
+// public key and only for that digest; an attestation of another
+// predicate type by the same key is not a signature; a bare message
+// signature cannot claim an Ed25519 key.
+func TestEd25519(t *testing.T) {
+	priv, pub, err := GenerateKey(AlgorithmEd25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherPub, _ := GenerateKey(AlgorithmEd25519)
+	_, ecPub, _ := GenerateKey(AlgorithmECDSAP256)
+	ctx := context.Background()
+	d := digestOf("manifest one")
+	b, err := Sign(d, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "dsseEnvelope") {
+		t.Fatalf("not a DSSE bundle: %s", b)
+	}
+	res, err := Verify(ctx, b, d, Policy{PublicKey: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Signer, "key sha256:") {
+		t.Fatalf("signer %q", res.Signer)
+	}
+	if _, err := Verify(ctx, b, digestOf("manifest two"), Policy{PublicKey: pub}); reason(t, err) != ReasonWrongDigest {
+		t.Fatalf("another digest: %v", err)
+	}
+	for _, k := range [][]byte{otherPub, ecPub} {
+		if _, err := Verify(ctx, b, d, Policy{PublicKey: k}); err == nil {
+			t.Fatal("another key accepted")
+		} else if r := reason(t, err); r == ReasonMalformed || r == ReasonPolicy {
+			t.Fatalf("another key: %v", err)
+		}
+	}
+	// The statement rewritten to name another digest, signature kept.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	env := m["dsseEnvelope"].(map[string]any)
+	payload, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
+	moved := strings.Replace(string(payload), strings.TrimPrefix(d, "sha256:"), strings.TrimPrefix(digestOf("manifest two"), "sha256:"), 1)
+	env["payload"] = base64.StdEncoding.EncodeToString([]byte(moved))
+	forged, _ := json.Marshal(m)
+	if _, err := Verify(ctx, forged, digestOf("manifest two"), Policy{PublicKey: pub}); err == nil {
+		t.Fatal("a statement moved to another digest was accepted")
+	}
+	// An attestation (another predicate type) signed by the same key.
+	att := strings.Replace(string(payload), PredicateSign, "https://slsa.dev/provenance/v1", 1)
+	k, _ := privateKey(priv)
+	pb, err := ed25519Bundle(k.(ed25519.PrivateKey), []byte(att))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := protojson.Marshal(pb)
+	if _, err := Verify(ctx, ab, d, Policy{PublicKey: pub}); reason(t, err) != ReasonNotSignature {
+		t.Fatalf("an attestation: %v", err)
+	}
+	// A bare message signature over the digest checked against an Ed25519
+	// key: refused as such, before sigstore-go (which would only say it
+	// cannot verify an Ed25519 signature of a digest).
+	ecPriv, _, _ := GenerateKey(AlgorithmECDSAP256)
+	mb, err := Sign(d, ecPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(ctx, mb, d, Policy{PublicKey: pub}); reason(t, err) != ReasonBadSignature || !strings.Contains(err.Error(), "DSSE") {
+		t.Fatalf("a bare message signature with an Ed25519 key: %v", err)
+	}
+	// cosign's simple signing with an Ed25519 key signs the payload itself.
+	sp := []byte(`{"critical":{"identity":{"docker-reference":"r/x"},"image":{"docker-manifest-digest":"` + d + `"},"type":"cosign container image signature"},"optional":null}`)
+	sig := ed25519.Sign(k.(ed25519.PrivateKey), sp)
+	if _, err := VerifySimpleSigning(sp, base64.StdEncoding.EncodeToString(sig), d, Policy{PublicKey: pub}); err != nil {
+		t.Fatalf("simple signing: %v", err)
+	}
+	sig[0] ^= 1
+	if _, err := VerifySimpleSigning(sp, base64.StdEncoding.EncodeToString(sig), d, Policy{PublicKey: pub}); reason(t, err) != ReasonBadSignature {
+		t.Fatalf("simple signing, tampered: %v", err)
+	}
+	if _, _, err := GenerateKey("rsa"); err == nil {
+		t.Fatal("GenerateKey(rsa) accepted")
+	}
+}
+
+// TestKeyRevokedExpired: a key listed as revoked, past its not_after or
+// before its not_before is refused, each with its own reason, for a
+// Sigstore bundle and a cosign simple-signing signature alike, checked at
+// the time of verification; inside its window and not revoked it verifies.
+func TestKeyRevokedExpired(t *testing.T) {
+	for _, alg := range []string{AlgorithmECDSAP256, AlgorithmEd25519} {
+		t.Run(alg, func(t *testing.T) {
+			priv, pub, err := GenerateKey(alg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := digestOf("manifest")
+			b, err := Sign(d, priv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			res, err := Verify(ctx, b, d, Policy{PublicKey: pub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := strings.TrimPrefix(res.Signer, "key ")
+			now := time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC)
+			_, otherPub, _ := GenerateKey(alg)
+			other, _ := Verify(ctx, mustSign(t, d, alg, otherPub), d, Policy{PublicKey: otherPub})
+			cases := []struct {
+				name string
+				p    Policy
+				want Reason // "" verifies
+			}{
+				{"inside_window", Policy{KeyNotBefore: now.AddDate(0, -1, 0), KeyNotAfter: now.AddDate(0, 1, 0), Now: now}, ""},
+				{"another_key_revoked", Policy{RevokedKeys: []string{strings.TrimPrefix(other.Signer, "key ")}}, ""},
+				{"revoked", Policy{RevokedKeys: []string{fp}}, ReasonRevoked},
+				{"revoked_as_signer_line", Policy{RevokedKeys: []string{res.Signer}}, ReasonRevoked},
+				{"expired", Policy{KeyNotAfter: now.AddDate(0, 0, -1), Now: now}, ReasonExpired},
+				{"not_yet_valid", Policy{KeyNotBefore: now.AddDate(0, 0, 1), Now: now}, ReasonNotYetValid},
+			}
+			for _, c := range cases {
+				c.p.PublicKey = pub
+				_, err := Verify(ctx, b, d, c.p)
+				if c.want == "" {
+					if err != nil {
+						t.Errorf("%s: %v", c.name, err)
+					}
+					continue
+				}
+				if err == nil || reason(t, err) != c.want || !strings.Contains(err.Error(), string(c.want)) || !strings.Contains(err.Error(), fp) {
+					t.Errorf("%s: got %v, want reason %q naming %s", c.name, err, c.want, fp)
+				}
+				if alg != AlgorithmECDSAP256 {
+					continue
+				}
+				// The same for cosign's simple signing.
+				payload := []byte(`{"critical":{"image":{"docker-manifest-digest":"` + d + `"},"type":"cosign container image signature"}}`)
+				if _, err := VerifySimpleSigning(payload, "", d, c.p); err == nil || reason(t, err) != c.want {
+					t.Errorf("%s, simple signing: %v", c.name, err)
+				}
+			}
+		})
+	}
+}
+
+// mustSign signs d with a new key of alg and rewrites *pub to its public key.
+func mustSign(t *testing.T, d, alg string, pub []byte) []byte {
+	t.Helper()
+	priv, p, err := GenerateKey(alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(pub, p)
+	b, err := Sign(d, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -160,6 +160,17 @@ func TestEchoEscapes(t *testing.T) {
 	if got := m["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; got != "café 😀" {
 		t.Fatalf("echo = %q", got)
 	}
+	// Request members read in one walk: a repeated member counts as its
+	// last occurrence (as wasmcp_json_get and Go's encoding/json read it),
+	// at both levels, and escaped names match.
+	m = only(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","id":7,"m\u0065thod":"tools/call",`+
+		`"params":{"name":"nope","arguments":{"text":"first"},"n\u0061me":"echo","arguments":{"text":"last"}}}`)
+	if m["id"] != float64(7) {
+		t.Fatalf("repeated id: answered %v, want the last (7)", m["id"])
+	}
+	if got := m["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; got != "last" {
+		t.Fatalf("repeated name/arguments: echo = %q, want the last arguments", got)
+	}
 	// A string id is echoed as it was.
 	m = only(t, `{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
 	if m["id"] != "abc" {

@@ -30,6 +30,10 @@ type sizeIn struct {
 // initEnv is PROBE_ENV as the program saw it at start-up.
 var initEnv = os.Getenv("PROBE_ENV")
 
+// scratch is zero in every snapshot (bss): scribble fills it, scratchsum
+// reports what is in it.
+var scratch [1 << 16]byte
+
 // initMap is built at start-up; mapOrder ranges over it.
 var initMap = map[string]int{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8}
 
@@ -122,5 +126,49 @@ func newServer() *guest.Server {
 			return fmt.Sprintf("crypto=%s math=%d v2=%d initmap=%s map=%s env=%s zone=%s", hex.EncodeToString(b),
 				mrand.Int63(), mrand2.Uint64(), initOrder, freshOrder, initEnv, zone), nil
 		})
+	guest.AddTool(s, guest.Tool{Name: "mutate", Description: "Changes what start-up built, and the call counter."},
+		func(c *guest.Context, _ none) (string, error) {
+			initMap["a"] = 100
+			delete(initMap, "b")
+			initEnv = "mutated"
+			calls = 7
+			junk := make([]byte, 8<<20) // grows the heap (and the memory) past the image
+			for i := range junk {
+				junk[i] = 0xA5
+			}
+			return fmt.Sprint(len(junk)), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "scribble", Description: "Fills a zero global array and a fresh heap slice."},
+		func(c *guest.Context, _ none) (string, error) {
+			for i := range scratch {
+				scratch[i] = 0xA5
+			}
+			junk := make([]byte, 1<<20) // within the memory the image left free
+			for i := range junk {
+				junk[i] = 0x5A
+			}
+			return fmt.Sprint(scratchSum() + len(junk)), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "scratchsum", Description: "Sums the zero global array and a fresh heap slice."},
+		func(c *guest.Context, _ none) (string, error) {
+			fresh := make([]byte, 1<<20) // the runtime takes memory it never used for zero
+			n := 0
+			for _, b := range fresh {
+				n += int(b)
+			}
+			return fmt.Sprint(scratchSum() + n), nil
+		})
+	guest.AddTool(s, guest.Tool{Name: "startup", Description: "Reports what start-up built, and the call counter."},
+		func(c *guest.Context, _ none) (string, error) {
+			return fmt.Sprintf("a=%d b=%d len=%d env=%s calls=%d", initMap["a"], initMap["b"], len(initMap), initEnv, calls), nil
+		})
 	return s
+}
+
+func scratchSum() int {
+	n := 0
+	for _, b := range scratch {
+		n += int(b)
+	}
+	return n
 }
