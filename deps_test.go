@@ -10,10 +10,10 @@ import (
 )
 
 const (
-	mod     = "github.com/wasmcp/wasmcp"
-	wazero  = "github.com/tetratelabs/wazero"
-	goRedis = "github.com/redis/go-redis"
-	bbolt   = "go.etcd.io/bbolt"
+	mod         = "github.com/wasmcp/wasmcp"
+	wazero      = "github.com/tetratelabs/wazero"
+	redisClient = "github.com/gomodule/redigo"
+	bbolt       = "go.etcd.io/bbolt"
 )
 
 // A layer is one rule of TestLayering: the packages of roots, and everything
@@ -42,18 +42,18 @@ var layers = []layer{
 		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/contract", mod + "/abi"}},
 	{rule: "host knows nothing of MCP revisions, eras and sessions (protocol), transport, tasks, registry, auth, telemetry", roots: []string{"./host/..."},
 		forbidden: []string{mod + "/protocol", mod + "/transport", mod + "/tasks", mod + "/registry", mod + "/auth", mod + "/telemetry"}},
-	{rule: "protocol knows nothing of HTTP (net/http), transport, wazero, host, registry, go-redis and bbolt (replica, tasks/boltstore)", roots: []string{"./protocol"},
-		forbidden: []string{"net/http", mod + "/transport", wazero, mod + "/host", mod + "/registry", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
-	{rule: "transport/stdio knows nothing of wazero, host, registry, net/http, go-redis and bbolt", roots: []string{"./transport/stdio"},
-		forbidden: []string{wazero, mod + "/host", mod + "/registry", "net/http", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
-	{rule: "transport/mcphttp knows nothing of wazero, host, registry, go-redis and bbolt", roots: []string{"./transport/mcphttp"},
-		forbidden: []string{wazero, mod + "/host", mod + "/registry", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "protocol knows nothing of HTTP (net/http), transport, wazero, host, registry, the Redis client (redigo) and bbolt (replica, tasks/boltstore)", roots: []string{"./protocol"},
+		forbidden: []string{"net/http", mod + "/transport", wazero, mod + "/host", mod + "/registry", redisClient, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "transport/stdio knows nothing of wazero, host, registry, net/http, the Redis client (redigo) and bbolt", roots: []string{"./transport/stdio"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry", "net/http", redisClient, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "transport/mcphttp knows nothing of wazero, host, registry, the Redis client (redigo) and bbolt", roots: []string{"./transport/mcphttp"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry", redisClient, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
 	{rule: "auth knows nothing of MCP messages, host, every wasmcp package but internal/limiter, wazero", roots: []string{"./auth"},
 		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/auth", mod + "/internal/limiter"}},
-	{rule: "tasks knows nothing of wazero, host, protocol, transport, go-redis and bbolt", roots: []string{"./tasks"},
-		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport", goRedis, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
-	{rule: "tasks/boltstore knows nothing of wazero, host, protocol, transport, go-redis", roots: []string{"./tasks/boltstore"},
-		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport", goRedis, mod + "/replica"}},
+	{rule: "tasks knows nothing of wazero, host, protocol, transport, the Redis client (redigo) and bbolt", roots: []string{"./tasks"},
+		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport", redisClient, bbolt, mod + "/replica", mod + "/tasks/boltstore"}},
+	{rule: "tasks/boltstore knows nothing of wazero, host, protocol, transport, the Redis client (redigo)", roots: []string{"./tasks/boltstore"},
+		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport", redisClient, mod + "/replica"}},
 	{rule: "tasks/taskstest knows nothing of wazero, host, protocol, transport", roots: []string{"./tasks/taskstest"},
 		forbidden: []string{wazero, mod + "/host", mod + "/protocol", mod + "/transport"}},
 	{rule: "replica knows nothing of wazero, host, protocol, transport", roots: []string{"./replica"},
@@ -106,8 +106,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/signing"}},
 	{rule: "internal/pulled knows nothing of every wasmcp package but internal/oci, internal/privdir and internal/signing", roots: []string{"./internal/pulled"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/pulled", mod + "/internal/oci", mod + "/internal/privdir", mod + "/internal/signing"}},
-	{rule: "cmd/mcpload knows nothing of wasmcp's server: wazero, host, registry, protocol, transport, tasks, go-redis and bbolt", roots: []string{"./cmd/mcpload"},
-		forbidden: []string{wazero, mod + "/host", mod + "/registry", mod + "/protocol", mod + "/transport", mod + "/tasks", goRedis, bbolt, mod + "/replica"}},
+	{rule: "cmd/mcpload knows nothing of wasmcp's server: wazero, host, registry, protocol, transport, tasks, the Redis client (redigo) and bbolt", roots: []string{"./cmd/mcpload"},
+		forbidden: []string{wazero, mod + "/host", mod + "/registry", mod + "/protocol", mod + "/transport", mod + "/tasks", redisClient, bbolt, mod + "/replica"}},
 	{rule: "the guest SDKs know nothing of the host", roots: []string{"./guest-sdk/..."},
 		forbidden: []string{wazero, mod + "/host"}},
 	{rule: "the Go guest SDK (a module of its own) knows nothing of the host", dir: "guest-sdk/go", roots: []string{"./..."},
@@ -117,8 +117,13 @@ var layers = []layer{
 
 	// Issue 24: protocol, the transports and the load generator link no
 	// shared-state client and no WebAssembly runtime.
-	{rule: "protocol, transport/... and cmd/mcpload link no go-redis, bbolt or wazero", roots: []string{"./protocol", "./transport/...", "./cmd/mcpload"},
-		forbidden: []string{goRedis, bbolt, wazero}},
+	{rule: "protocol, transport/... and cmd/mcpload link no Redis client, bbolt or wazero", roots: []string{"./protocol", "./transport/...", "./cmd/mcpload"},
+		forbidden: []string{redisClient, bbolt, wazero}},
+
+	// Issue 27: what a clean build of the server no longer compiles
+	// (docs/dependencies.md, "Build cost").
+	{rule: "cmd/wasmcp links neither go-redis nor sigstore-go's signing clients", roots: []string{"./cmd/wasmcp"},
+		forbidden: []string{"github.com/redis/go-redis", "github.com/sigstore/sigstore-go/pkg/sign"}},
 }
 
 // TestLayering checks with `go list -deps` the rules the compiler does not:

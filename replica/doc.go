@@ -12,8 +12,14 @@
 //   - the counters of the caps that hold across replicas (Limiter, a
 //     limiter.Limiter): the task caps of the Manager and the per-principal
 //     caps of the auth guard;
-//   - secrets every replica must agree on (SharedKey), and the Redis
-//     handle itself (Client) for the other shared state of the server.
+//   - secrets every replica must agree on (SharedKey), and channels
+//     (Publish, Subscribe) for the other shared state of the server.
+//
+// The client is redigo (github.com/gomodule/redigo): a pool of
+// connections, each idle one checked without a round trip before reuse,
+// commands bounded by timeouts and the caller's context, scripts by
+// EVALSHA with the fall back to EVAL, optimistic transactions by
+// WATCH/MULTI/EXEC, and subscriptions that connect again after an outage.
 //
 // Nothing below the server (protocol, the transports, tasks) imports this
 // package: they meet it through the tasks.Store, tasks.Shared and

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/wasmcp/wasmcp/internal/limiter"
 )
@@ -22,7 +22,7 @@ func (r *Redis) Limiter() limiter.Limiter { return redisLimiter{r} }
 type redisLimiter struct{ r *Redis }
 
 // acquireScript: KEYS: the key's set. ARGV: limit, hold ms, member.
-var acquireScript = redis.NewScript(`
+var acquireScript = redis.NewScript(1, `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -33,7 +33,7 @@ return 1
 `)
 
 // renewScript: KEYS: the key's set. ARGV: hold ms, member.
-var renewScript = redis.NewScript(`
+var renewScript = redis.NewScript(1, `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('ZSCORE', KEYS[1], ARGV[2])
@@ -44,7 +44,7 @@ return 1
 `)
 
 // allowScript: KEYS: the window's counter. ARGV: limit, window ms.
-var allowScript = redis.NewScript(`
+var allowScript = redis.NewScript(1, `
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 if n > tonumber(ARGV[1]) then
@@ -59,7 +59,7 @@ func (l redisLimiter) Acquire(ctx context.Context, key string, limit int, hold t
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	h := &redisHold{r: l.r, key: l.r.prefix + "cap:" + key, member: l.r.replica + "/" + hex.EncodeToString(b[:])}
-	n, err := acquireScript.Run(ctx, l.r.rdb, []string{h.key}, limit, hold.Milliseconds(), h.member).Int()
+	n, err := redis.Int(l.r.run(ctx, acquireScript, h.key, limit, hold.Milliseconds(), h.member))
 	if err != nil {
 		return nil, false, unavailable(err)
 	}
@@ -70,7 +70,7 @@ func (l redisLimiter) Acquire(ctx context.Context, key string, limit int, hold t
 }
 
 func (l redisLimiter) Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, time.Duration, error) {
-	left, err := allowScript.Run(ctx, l.r.rdb, []string{l.r.prefix + "rate:" + key}, limit, window.Milliseconds()).Int64()
+	left, err := redis.Int64(l.r.run(ctx, allowScript, l.r.prefix+"rate:"+key, limit, window.Milliseconds()))
 	if err != nil {
 		return false, 0, unavailable(err)
 	}
@@ -87,7 +87,7 @@ type redisHold struct {
 }
 
 func (h *redisHold) Renew(ctx context.Context, hold time.Duration) (bool, error) {
-	n, err := renewScript.Run(ctx, h.r.rdb, []string{h.key}, strconv.FormatInt(hold.Milliseconds(), 10), h.member).Int()
+	n, err := redis.Int(h.r.run(ctx, renewScript, h.key, strconv.FormatInt(hold.Milliseconds(), 10), h.member))
 	if err != nil {
 		return false, unavailable(err)
 	}
@@ -96,6 +96,9 @@ func (h *redisHold) Renew(ctx context.Context, hold time.Duration) (bool, error)
 
 func (h *redisHold) Release(ctx context.Context) error {
 	var err error
-	h.once.Do(func() { err = unavailable(h.r.rdb.ZRem(ctx, h.key, h.member).Err()) })
+	h.once.Do(func() {
+		_, err = h.r.do(ctx, "ZREM", h.key, h.member)
+		err = unavailable(err)
+	})
 	return err
 }

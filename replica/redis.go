@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,13 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/tasks"
@@ -38,10 +38,14 @@ const DefaultKeyPrefix = "wasmcp:"
 // channel P changes. The multi-key operations assume one Redis server (or
 // a primary with replicas), not a Redis Cluster.
 type Redis struct {
-	rdb     *redis.Client
+	pool    *redis.Pool
+	cfg     *config
 	prefix  string
 	replica string
 	log     *slog.Logger
+	closed  atomic.Bool
+	life    context.Context // done when the store is closed: ends the subscriptions
+	end     context.CancelFunc
 }
 
 // Options configure Open beyond its URL.
@@ -51,71 +55,87 @@ type Options struct {
 }
 
 // Open connects to the Redis server of rawURL:
-// redis://[user:password@]host[:port][/db] or rediss:// for TLS (any
-// go-redis option as a query parameter, e.g. dial_timeout=2s), plus
-// key_prefix=P to change DefaultKeyPrefix (replicas sharing tasks must
-// use the same prefix). It checks the server answers.
+// redis://[user:password@]host[:port][/db], rediss:// for TLS or
+// unix://[user:password@]/path/to/socket, with options as query
+// parameters (the names of go-redis: dial_timeout, read_timeout,
+// write_timeout, pool_size, pool_timeout, max_idle_conns,
+// conn_max_idle_time, conn_max_lifetime, max_retries, client_name, db,
+// skip_verify), plus key_prefix=P to change DefaultKeyPrefix (replicas
+// sharing tasks must use the same prefix). An unknown option is an
+// error. It checks the server answers.
 func Open(ctx context.Context, rawURL string, o Options) (*Redis, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		// url.Error repeats the URL, which may hold a password.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("tasks: redis URL: %w", err)
-	}
-	q := u.Query()
-	prefix := DefaultKeyPrefix
-	if q.Has("key_prefix") {
-		prefix = q.Get("key_prefix")
-		q.Del("key_prefix")
-		u.RawQuery = q.Encode()
-	}
-	opts, err := redis.ParseURL(u.String())
+	cfg, err := parseURL(rawURL)
 	if err != nil {
 		// Never echo the URL: it may hold a password.
 		return nil, fmt.Errorf("tasks: redis URL: %w", err)
 	}
-	// Fail fast when the server is gone: task operations then answer a
-	// clear error instead of hanging, and recover when it returns.
-	if !q.Has("dial_timeout") {
-		opts.DialTimeout = 2 * time.Second
-	}
-	if !q.Has("read_timeout") {
-		opts.ReadTimeout = 2 * time.Second
-	}
-	if !q.Has("write_timeout") {
-		opts.WriteTimeout = 2 * time.Second
-	}
-	if !q.Has("max_retries") {
-		opts.MaxRetries = 1
-	}
-	opts.DisableIdentity = true
-	quietRedis.Do(func() { redis.SetLogger(debugLog{}) })
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	r := &Redis{rdb: redis.NewClient(opts), prefix: prefix, replica: hex.EncodeToString(id[:]), log: log}
-	if err := r.rdb.Ping(ctx).Err(); err != nil {
-		_ = r.rdb.Close()
-		return nil, fmt.Errorf("tasks: redis at %s: %w", opts.Addr, unavailable(err))
+	r := &Redis{pool: newPool(cfg), cfg: cfg, prefix: cfg.prefix, replica: hex.EncodeToString(id[:]), log: log}
+	r.life, r.end = context.WithCancel(context.Background())
+	if _, err := r.do(ctx, "PING"); err != nil {
+		_ = r.Close()
+		return nil, fmt.Errorf("tasks: redis at %s: %w", cfg.addr, unavailable(err))
 	}
 	return r, nil
 }
 
-// quietRedis routes go-redis's own messages (a dial failure per retry
-// during an outage) to slog at debug level; the store reports outages
-// itself.
-var quietRedis sync.Once
+// conn takes a connection from the pool, waiting at most pool_timeout
+// for one to be free.
+func (r *Redis) conn(ctx context.Context) (redis.Conn, error) {
+	if r.closed.Load() {
+		return nil, tasks.ErrClosed
+	}
+	// pool_timeout bounds the wait for a free connection. No timer is
+	// set when the caller's deadline comes first, or when at least two
+	// connections are free (then only concurrent callers taking both at
+	// once could make this one wait, on its own context).
+	if dl, ok := ctx.Deadline(); r.cfg.poolTimeout > 0 && (!ok || time.Until(dl) > r.cfg.poolTimeout) &&
+		r.pool.ActiveCount() >= r.cfg.poolSize-1 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.cfg.poolTimeout)
+		defer cancel()
+	}
+	c, err := r.pool.GetContext(ctx)
+	if err != nil {
+		if r.closed.Load() {
+			return nil, tasks.ErrClosed
+		}
+		return nil, err
+	}
+	return c, nil
+}
 
-type debugLog struct{}
+// with runs f on a pooled connection, again on another (up to
+// max_retries times) when the connection broke under it.
+func (r *Redis) with(ctx context.Context, f func(redis.Conn) (any, error)) (any, error) {
+	for try := 0; ; try++ {
+		c, err := r.conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v, err := f(c)
+		_ = c.Close()
+		if try < r.cfg.maxRetries && retryable(err) && ctx.Err() == nil {
+			continue
+		}
+		return v, err
+	}
+}
 
-func (debugLog) Printf(ctx context.Context, format string, v ...any) {
-	slog.Default().DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+// do sends one command and returns its reply.
+func (r *Redis) do(ctx context.Context, cmd string, args ...any) (any, error) {
+	return r.with(ctx, func(c redis.Conn) (any, error) { return redis.DoContext(c, ctx, cmd, args...) })
+}
+
+// run runs a script by EVALSHA, loading it by EVAL when the server does
+// not know it yet (after a restart or a SCRIPT FLUSH).
+func (r *Redis) run(ctx context.Context, s *redis.Script, keysAndArgs ...any) (any, error) {
+	return r.with(ctx, func(c redis.Conn) (any, error) { return s.DoContext(ctx, c, keysAndArgs...) })
 }
 
 // unavailable marks an error that is not a reply of the server as
@@ -127,8 +147,6 @@ func unavailable(err error) error {
 		return nil
 	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrExists), errors.Is(err, tasks.ErrTerminal), errors.Is(err, tasks.ErrClosed):
 		return err
-	case errors.Is(err, redis.ErrClosed):
-		return tasks.ErrClosed
 	case errors.As(err, &re) && !transient(re.Error()):
 		return fmt.Errorf("tasks: redis: %w", err)
 	}
@@ -150,9 +168,8 @@ func transient(msg string) bool {
 // Replica is this process's id among the replicas (random per process).
 func (r *Redis) Replica() string { return r.replica }
 
-// Client is the underlying Redis client, for other shared state of the
-// server (see Counter).
-func (r *Redis) Client() *redis.Client { return r.rdb }
+// Addr is the address of the server: host:port, or the socket's path.
+func (r *Redis) Addr() string { return r.cfg.addr }
 
 // Prefix is the key prefix.
 func (r *Redis) Prefix() string { return r.prefix }
@@ -181,7 +198,7 @@ func runsHere(t *tasks.Task) bool {
 // owner's set expires with its last task) and records the running
 // replica. KEYS: task, owner set, running hash. ARGV: record, order key,
 // expiry ms (0 none), id, replica ("" none), channel, message.
-var createScript = redis.NewScript(`
+var createScript = redis.NewScript(3, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 local exp = tonumber(ARGV[3])
@@ -218,8 +235,8 @@ func (r *Redis) Create(ctx context.Context, t *tasks.Task) error {
 	if runsHere(t) {
 		runner = r.replica
 	}
-	n, err := createScript.Run(ctx, r.rdb, []string{r.taskKey(t.ID), r.ownerKey(t.Owner), r.runningKey()},
-		rec, t.OrderKey(), expireAt(t), t.ID, runner, r.channel(), r.message(rec)).Int()
+	n, err := redis.Int(r.run(ctx, createScript, r.taskKey(t.ID), r.ownerKey(t.Owner), r.runningKey(),
+		rec, t.OrderKey(), expireAt(t), t.ID, runner, r.channel(), r.message(rec)))
 	if err != nil {
 		return unavailable(err)
 	}
@@ -231,8 +248,8 @@ func (r *Redis) Create(ctx context.Context, t *tasks.Task) error {
 
 // Get implements tasks.Store.
 func (r *Redis) Get(ctx context.Context, id string) (*tasks.Task, error) {
-	v, err := r.rdb.Get(ctx, r.taskKey(id)).Bytes()
-	if errors.Is(err, redis.Nil) {
+	v, err := redis.Bytes(r.do(ctx, "GET", r.taskKey(id)))
+	if errors.Is(err, redis.ErrNil) {
 		return nil, tasks.ErrNotFound
 	}
 	if err != nil {
@@ -245,6 +262,43 @@ func (r *Redis) Get(ctx context.Context, id string) (*tasks.Task, error) {
 // losing to concurrent writers of the same task.
 const maxTxRetries = 1000
 
+// errTxFailed says a watched key changed before EXEC: the transaction is
+// tried again.
+var errTxFailed = errors.New("tasks: redis transaction lost to a concurrent writer")
+
+// watch runs one optimistic transaction on a connection of its own: key
+// is watched, f reads through c and queues its writes with c.Send after
+// MULTI, and EXEC applies them only if nobody wrote key in between
+// (else errTxFailed). Closing the connection unwatches it.
+func (r *Redis) watch(ctx context.Context, key string, f func(c redis.Conn) (queued bool, err error)) error {
+	var c redis.Conn
+	// Only WATCH is sent again on another connection when the first one
+	// broke: nothing was read or written yet.
+	for try := 0; ; try++ {
+		var err error
+		if c, err = r.conn(ctx); err != nil {
+			return err
+		}
+		if _, err = redis.DoContext(c, ctx, "WATCH", key); err == nil {
+			break
+		}
+		_ = c.Close()
+		if try >= r.cfg.maxRetries || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	defer c.Close()
+	queued, err := f(c)
+	if err != nil || !queued {
+		return err
+	}
+	v, err := redis.DoContext(c, ctx, "EXEC")
+	if err == nil && v == nil {
+		err = errTxFailed
+	}
+	return err
+}
+
 // Update implements tasks.Store with an optimistic transaction: the record is
 // watched, changed by fn and written back only if nobody wrote it in
 // between (else the whole read-modify-write is retried). The same
@@ -252,54 +306,55 @@ const maxTxRetries = 1000
 func (r *Redis) Update(ctx context.Context, id string, fn func(*tasks.Task) error) (*tasks.Task, error) {
 	key := r.taskKey(id)
 	var out *tasks.Task
-	txf := func(tx *redis.Tx) error {
-		v, err := tx.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return tasks.ErrNotFound
+	txf := func(c redis.Conn) (bool, error) {
+		v, err := redis.Bytes(redis.DoContext(c, ctx, "GET", key))
+		if errors.Is(err, redis.ErrNil) {
+			return false, tasks.ErrNotFound
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		t, err := decode(id, v)
 		if err != nil {
-			return fnError{err}
+			return false, fnError{err}
 		}
 		before, ttl := t.Status, t.TTL
 		owner, created := t.Owner, t.CreatedAt
 		if err := fn(t); err != nil {
-			return fnError{err}
+			return false, fnError{err}
 		}
 		t.ID, t.Owner, t.CreatedAt = id, owner, created
 		rec, err := json.Marshal(t)
 		if err != nil {
-			return fnError{fmt.Errorf("tasks: encode %s: %w", id, err)}
+			return false, fnError{fmt.Errorf("tasks: encode %s: %w", id, err)}
 		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			if t.TTL == ttl {
-				p.SetArgs(ctx, key, rec, redis.SetArgs{KeepTTL: true})
-			} else {
-				p.Set(ctx, key, rec, 0)
-				if exp := expireAt(t); exp > 0 {
-					p.PExpireAt(ctx, key, time.UnixMilli(exp))
-				}
+		err = c.Send("MULTI")
+		if t.TTL == ttl {
+			err = errors.Join(err, c.Send("SET", key, rec, "KEEPTTL"))
+		} else {
+			err = errors.Join(err, c.Send("SET", key, rec))
+			if exp := expireAt(t); exp > 0 {
+				err = errors.Join(err, c.Send("PEXPIREAT", key, exp))
 			}
-			switch {
-			case runsHere(t) && t.Status != before && t.Status == tasks.Working:
-				p.HSet(ctx, r.runningKey(), id, r.replica)
-			case !runsHere(t):
-				p.HDel(ctx, r.runningKey(), id)
-			}
-			if t.Status != before || t.Status == tasks.InputRequired {
-				p.Publish(ctx, r.channel(), r.message(rec))
-			}
-			return nil
-		})
+		}
+		switch {
+		case runsHere(t) && t.Status != before && t.Status == tasks.Working:
+			err = errors.Join(err, c.Send("HSET", r.runningKey(), id, r.replica))
+		case !runsHere(t):
+			err = errors.Join(err, c.Send("HDEL", r.runningKey(), id))
+		}
+		if t.Status != before || t.Status == tasks.InputRequired {
+			err = errors.Join(err, c.Send("PUBLISH", r.channel(), r.message(rec)))
+		}
+		if err != nil {
+			return false, err
+		}
 		out = t
-		return err
+		return true, nil
 	}
 	for range maxTxRetries {
-		err := r.rdb.Watch(ctx, txf, key)
-		if errors.Is(err, redis.TxFailedErr) {
+		err := r.watch(ctx, key, txf)
+		if errors.Is(err, errTxFailed) {
 			continue
 		}
 		var fe fnError
@@ -323,27 +378,23 @@ func (e fnError) Error() string { return e.err.Error() }
 func (r *Redis) Delete(ctx context.Context, id string) error {
 	key := r.taskKey(id)
 	for range maxTxRetries {
-		err := r.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			v, err := tx.Get(ctx, key).Bytes()
-			if errors.Is(err, redis.Nil) {
-				_, err = tx.HDel(ctx, r.runningKey(), id).Result()
-				return err
+		err := r.watch(ctx, key, func(c redis.Conn) (bool, error) {
+			v, err := redis.Bytes(redis.DoContext(c, ctx, "GET", key))
+			if errors.Is(err, redis.ErrNil) {
+				_, err = redis.DoContext(c, ctx, "HDEL", r.runningKey(), id)
+				return false, err
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			t, derr := decode(id, v)
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Del(ctx, key)
-				if derr == nil {
-					p.ZRem(ctx, r.ownerKey(t.Owner), t.OrderKey())
-				}
-				p.HDel(ctx, r.runningKey(), id)
-				return nil
-			})
-			return err
-		}, key)
-		if errors.Is(err, redis.TxFailedErr) {
+			err = errors.Join(c.Send("MULTI"), c.Send("DEL", key))
+			if derr == nil {
+				err = errors.Join(err, c.Send("ZREM", r.ownerKey(t.Owner), t.OrderKey()))
+			}
+			return true, errors.Join(err, c.Send("HDEL", r.runningKey(), id))
+		})
+		if errors.Is(err, errTxFailed) {
 			continue
 		}
 		return unavailable(err)
@@ -362,36 +413,38 @@ func (r *Redis) List(ctx context.Context, owner, after string, limit int) ([]*ta
 	}
 	for len(out) < limit {
 		want := limit - len(out)
-		keys, err := r.rdb.ZRangeByLex(ctx, okey, &redis.ZRangeBy{Min: min, Max: "+", Count: int64(want)}).Result()
+		keys, err := redis.Strings(r.do(ctx, "ZRANGEBYLEX", okey, min, "+", "LIMIT", 0, want))
 		if err != nil {
 			return nil, unavailable(err)
 		}
 		if len(keys) == 0 {
 			break
 		}
-		tkeys := make([]string, len(keys))
+		tkeys := make([]any, len(keys))
 		for i, k := range keys {
+			if len(k) < 16 {
+				return nil, fmt.Errorf("tasks: the index of %q holds a malformed entry %q", owner, k)
+			}
 			tkeys[i] = r.taskKey(k[16:])
 		}
-		vals, err := r.rdb.MGet(ctx, tkeys...).Result()
+		vals, err := redis.ByteSlices(r.do(ctx, "MGET", tkeys...))
 		if err != nil {
 			return nil, unavailable(err)
 		}
-		var gone []any
+		gone := []any{okey}
 		for i, v := range vals {
-			s, ok := v.(string)
-			if !ok {
+			if v == nil {
 				gone = append(gone, keys[i])
 				continue
 			}
-			t, err := decode(keys[i][16:], []byte(s))
+			t, err := decode(keys[i][16:], v)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, t)
 		}
-		if len(gone) > 0 {
-			_ = r.rdb.ZRem(ctx, okey, gone...).Err()
+		if len(gone) > 1 {
+			_, _ = r.do(ctx, "ZREM", gone...)
 		}
 		min = "(" + keys[len(keys)-1]
 		if len(keys) < want {
@@ -403,45 +456,54 @@ func (r *Redis) List(ctx context.Context, owner, after string, limit int) ([]*ta
 
 // Scan implements tasks.Store: every record under the prefix, by SCAN.
 func (r *Redis) Scan(ctx context.Context, fn func(*tasks.Task) bool) error {
-	it := r.rdb.Scan(ctx, 0, r.prefix+"task:*", 500).Iterator()
-	var batch []string
-	flush := func() (bool, error) {
-		if len(batch) == 0 {
-			return true, nil
-		}
-		vals, err := r.rdb.MGet(ctx, batch...).Result()
+	cursor := "0"
+	for {
+		page, err := redis.Values(r.do(ctx, "SCAN", cursor, "MATCH", r.prefix+"task:*", "COUNT", 500))
 		if err != nil {
-			return false, unavailable(err)
+			return unavailable(err)
 		}
-		for i, v := range vals {
-			s, ok := v.(string)
-			if !ok {
-				continue
-			}
-			t, err := decode(strings.TrimPrefix(batch[i], r.prefix+"task:"), []byte(s))
-			if err != nil {
-				return false, err
-			}
-			if !fn(t) {
-				return false, nil
-			}
+		var keys []string
+		if _, err := redis.Scan(page, &cursor, &keys); err != nil {
+			return unavailable(err)
 		}
-		batch = batch[:0]
-		return true, nil
-	}
-	for it.Next(ctx) {
-		batch = append(batch, it.Val())
-		if len(batch) == 500 {
-			if more, err := flush(); !more || err != nil {
+		for len(keys) > 0 {
+			n := min(len(keys), 500)
+			more, err := r.scanBatch(ctx, keys[:n], fn)
+			if !more || err != nil {
 				return err
 			}
+			keys = keys[n:]
+		}
+		if cursor == "0" {
+			return nil
 		}
 	}
-	if err := it.Err(); err != nil {
-		return unavailable(err)
+}
+
+// scanBatch reads the records of keys and hands them to fn; false when fn
+// asked to stop.
+func (r *Redis) scanBatch(ctx context.Context, keys []string, fn func(*tasks.Task) bool) (bool, error) {
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
 	}
-	_, err := flush()
-	return err
+	vals, err := redis.ByteSlices(r.do(ctx, "MGET", args...))
+	if err != nil {
+		return false, unavailable(err)
+	}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		t, err := decode(strings.TrimPrefix(keys[i], r.prefix+"task:"), v)
+		if err != nil {
+			return false, err
+		}
+		if !fn(t) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // decode reads a stored record.
@@ -453,23 +515,29 @@ func decode(id string, v []byte) (*tasks.Task, error) {
 	return &t, nil
 }
 
-// Close implements tasks.Store.
-func (r *Redis) Close() error { return r.rdb.Close() }
+// Close implements tasks.Store. It ends the subscriptions too.
+func (r *Redis) Close() error {
+	r.closed.Store(true)
+	r.end()
+	return r.pool.Close()
+}
 
 // Renew implements tasks.Shared: this replica's lease lasts ttl more.
 func (r *Redis) Renew(ctx context.Context, ttl time.Duration) error {
-	return unavailable(r.rdb.Set(ctx, r.leaseKey(r.replica), strconv.FormatInt(time.Now().UnixMilli(), 10), ttl).Err())
+	_, err := r.do(ctx, "SET", r.leaseKey(r.replica), strconv.FormatInt(time.Now().UnixMilli(), 10), "PX", max(ttl.Milliseconds(), 1))
+	return unavailable(err)
 }
 
 // Drop implements tasks.Shared: this replica's lease ends now (at shutdown).
 func (r *Redis) Drop(ctx context.Context) error {
-	return unavailable(r.rdb.Del(ctx, r.leaseKey(r.replica)).Err())
+	_, err := r.do(ctx, "DEL", r.leaseKey(r.replica))
+	return unavailable(err)
 }
 
 // orphansScript lists the running tasks whose replica holds no lease
 // (and forgets those whose record is gone). KEYS: running hash. ARGV:
 // lease key prefix, task key prefix.
-var orphansScript = redis.NewScript(`
+var orphansScript = redis.NewScript(1, `
 local all = redis.call('HGETALL', KEYS[1])
 local out = {}
 for i = 1, #all, 2 do
@@ -487,7 +555,7 @@ return out
 // Orphans implements tasks.Shared: running tasks whose replica's lease
 // expired, by id, with that replica.
 func (r *Redis) Orphans(ctx context.Context) (map[string]string, error) {
-	v, err := orphansScript.Run(ctx, r.rdb, []string{r.runningKey()}, r.prefix+"replica:", r.prefix+"task:").StringSlice()
+	v, err := redis.Strings(r.run(ctx, orphansScript, r.runningKey(), r.prefix+"replica:", r.prefix+"task:"))
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -501,7 +569,7 @@ func (r *Redis) Orphans(ctx context.Context) (map[string]string, error) {
 // claimScript takes over a running task from a replica whose lease is
 // still missing. KEYS: running hash, dead replica's lease. ARGV: id, dead
 // replica, this replica.
-var claimScript = redis.NewScript(`
+var claimScript = redis.NewScript(2, `
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
@@ -511,7 +579,7 @@ return 1
 // Claim implements tasks.Shared: this replica takes over task id from replica
 // dead if dead still runs it and still holds no lease.
 func (r *Redis) Claim(ctx context.Context, id, dead string) (bool, error) {
-	n, err := claimScript.Run(ctx, r.rdb, []string{r.runningKey(), r.leaseKey(dead)}, id, dead, r.replica).Int()
+	n, err := redis.Int(r.run(ctx, claimScript, r.runningKey(), r.leaseKey(dead), id, dead, r.replica))
 	if err != nil {
 		return false, unavailable(err)
 	}
@@ -526,37 +594,18 @@ func (r *Redis) Claim(ctx context.Context, id, dead string) (bool, error) {
 // Manager's waiters poll as well); an error says the first subscription
 // failed, and delivery starts when Redis answers.
 func (r *Redis) Watch(ctx context.Context, fn func(*tasks.Task)) (<-chan struct{}, error) {
-	ps := r.rdb.Subscribe(ctx, r.channel())
-	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	_, err := ps.Receive(sctx)
-	cancel()
-	ch := ps.Channel(redis.WithChannelSize(1024))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer ps.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case msg, ok := <-ch:
-				if !ok {
-					return
-				}
-				from, rec, found := strings.Cut(msg.Payload, "\n")
-				if !found || from == r.replica {
-					continue
-				}
-				var t tasks.Task
-				if err := json.Unmarshal([]byte(rec), &t); err != nil {
-					r.log.Warn("tasks: unreadable change from another replica", "replica", from, "err", err)
-					continue
-				}
-				fn(&t)
-			}
+	return r.Subscribe(ctx, r.channel(), func(msg []byte) {
+		from, rec, found := bytes.Cut(msg, []byte("\n"))
+		if !found || string(from) == r.replica {
+			return
 		}
-	}()
-	return done, unavailable(err)
+		var t tasks.Task
+		if err := json.Unmarshal(rec, &t); err != nil {
+			r.log.Warn("tasks: unreadable change from another replica", "replica", string(from), "err", err)
+			return
+		}
+		fn(&t)
+	})
 }
 
 // SharedKey returns a secret of n random bytes shared by every replica
@@ -565,10 +614,10 @@ func (r *Redis) SharedKey(ctx context.Context, name string, n int) ([]byte, erro
 	key := r.prefix + "secret:" + name
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
-	if err := r.rdb.SetNX(ctx, key, b, 0).Err(); err != nil {
+	if _, err := r.do(ctx, "SET", key, b, "NX"); err != nil {
 		return nil, unavailable(err)
 	}
-	v, err := r.rdb.Get(ctx, key).Bytes()
+	v, err := redis.Bytes(r.do(ctx, "GET", key))
 	if err != nil {
 		return nil, unavailable(err)
 	}

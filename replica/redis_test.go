@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/limiter/limitertest"
@@ -47,7 +47,7 @@ func TestRedisExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pttl, err := s.Client().PTTL(ctx, s.taskKey("a1")).Result()
+	pttl, err := pttlOf(ctx, s, s.taskKey("a1"))
 	if err != nil || pttl <= 0 || pttl > 300*time.Millisecond {
 		t.Fatalf("expiry of a1: %v %v", pttl, err)
 	}
@@ -55,14 +55,14 @@ func TestRedisExpiry(t *testing.T) {
 	if err != nil || up.TTL != time.Hour {
 		t.Fatalf("update ttl: %v", err)
 	}
-	if pttl, _ := s.Client().PTTL(ctx, s.taskKey("a2")).Result(); pttl < 59*time.Minute {
+	if pttl, _ := pttlOf(ctx, s, s.taskKey("a2")); pttl < 59*time.Minute {
 		t.Fatalf("expiry of a2 after its TTL changed: %v", pttl)
 	}
 	// An update that keeps the TTL keeps the expiry.
 	if _, err := s.Update(ctx, "a1", func(t *tasks.Task) error { t.StatusMessage = "x"; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if pttl, _ := s.Client().PTTL(ctx, s.taskKey("a1")).Result(); pttl <= 0 || pttl > 300*time.Millisecond {
+	if pttl, _ := pttlOf(ctx, s, s.taskKey("a1")); pttl <= 0 || pttl > 300*time.Millisecond {
 		t.Fatalf("expiry of a1 after an update: %v", pttl)
 	}
 	time.Sleep(400 * time.Millisecond)
@@ -77,12 +77,18 @@ func TestRedisExpiry(t *testing.T) {
 	if err != nil || fmt.Sprint(ids(page)) != "[a3 a4]" {
 		t.Fatalf("second page: %v %v", ids(page), err)
 	}
-	if n, _ := s.Client().ZCard(ctx, s.ownerKey("alice")).Result(); n != 4 {
+	if n, _ := redis.Int(s.do(ctx, "ZCARD", s.ownerKey("alice"))); n != 4 {
 		t.Fatalf("owner index keeps %d entries, want 4", n)
 	}
-	if pttl, _ := s.Client().PTTL(ctx, s.ownerKey("alice")).Result(); pttl < 59*time.Minute {
+	if pttl, _ := pttlOf(ctx, s, s.ownerKey("alice")); pttl < 59*time.Minute {
 		t.Fatalf("the owner index expires before its last task: %v", pttl)
 	}
+}
+
+// pttlOf is the time key has left to live.
+func pttlOf(ctx context.Context, r *Redis, key string) (time.Duration, error) {
+	ms, err := redis.Int64(r.do(ctx, "PTTL", key))
+	return time.Duration(ms) * time.Millisecond, err
 }
 
 func ids(ts []*tasks.Task) []string {
@@ -130,8 +136,8 @@ func TestRedisURL(t *testing.T) {
 	srv := redistest.Start(t, false)
 	ctx := context.Background()
 	s := openRedis(t, srv.URL()+"/3?key_prefix=p1:&dial_timeout=1s")
-	if s.Prefix() != "p1:" || s.Client().Options().DB != 3 {
-		t.Fatalf("prefix %q db %d", s.Prefix(), s.Client().Options().DB)
+	if s.Prefix() != "p1:" || s.cfg.db != 3 {
+		t.Fatalf("prefix %q db %d", s.Prefix(), s.cfg.db)
 	}
 	if _, err := Open(ctx, "redis://127.0.0.1:1?bogus=1", Options{}); err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Fatalf("unknown option: %v", err)
@@ -261,7 +267,7 @@ func TestRedisResumeElsewhere(t *testing.T) {
 	if all, _ := b.Running(""); all != 1 {
 		t.Fatalf("b counts %d", all)
 	}
-	if run, _ := rb.Client().HGet(ctx, rb.runningKey(), tk.ID).Result(); run != rb.Replica() {
+	if run, _ := redis.String(rb.do(ctx, "HGET", rb.runningKey(), tk.ID)); run != rb.Replica() {
 		t.Fatalf("the task runs on %q, want b", run)
 	}
 }
@@ -489,7 +495,7 @@ func TestRedisReconcileMissedCancel(t *testing.T) {
 	}
 	cur.Status = tasks.Canceled
 	rec, _ := json.Marshal(cur)
-	if err := rb.Client().Set(ctx, rb.taskKey(tk.ID), rec, redis.KeepTTL).Err(); err != nil {
+	if _, err := rb.do(ctx, "SET", rb.taskKey(tk.ID), rec, "KEEPTTL"); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/replica"
 )
@@ -15,46 +13,39 @@ import (
 // the replicas sharing a --store, on the channel <prefix>announce: each
 // message is the sending replica, the method and the uri, one per line.
 type redisFanout struct {
-	rdb     *redis.Client
+	r       *replica.Redis
 	channel string
-	replica string
 	log     *slog.Logger
 }
 
 func newRedisFanout(r *replica.Redis, log *slog.Logger) *redisFanout {
-	return &redisFanout{rdb: r.Client(), channel: r.Prefix() + "announce", replica: r.Replica(), log: log}
+	return &redisFanout{r: r, channel: r.Prefix() + "announce", log: log}
 }
 
 // Publish implements protocol.Fanout. It does not wait: an announcement
 // lost in a Redis outage only delays other replicas' clients until their
 // next listing.
 func (f *redisFanout) Publish(method, uri string) {
-	msg := f.replica + "\n" + method + "\n" + uri
+	msg := f.r.Replica() + "\n" + method + "\n" + uri
 	go func() {
-		if err := f.rdb.Publish(context.Background(), f.channel, msg).Err(); err != nil {
+		if err := f.r.Publish(context.Background(), f.channel, msg); err != nil {
 			f.log.Debug("announcement not sent to the other replicas", "method", method, "err", err)
 		}
 	}()
 }
 
 // deliver hands the other replicas' announcements to srv until ctx ends.
+// The subscription comes back by itself after a Redis outage.
 func (f *redisFanout) deliver(ctx context.Context, srv *protocol.Server) {
-	ps := f.rdb.Subscribe(ctx, f.channel)
-	defer ps.Close()
-	ch := ps.Channel()
-	for {
-		select {
-		case <-ctx.Done():
+	done, err := f.r.Subscribe(ctx, f.channel, func(msg []byte) {
+		parts := strings.SplitN(string(msg), "\n", 3)
+		if len(parts) != 3 || parts[0] == f.r.Replica() {
 			return
-		case m, ok := <-ch:
-			if !ok {
-				return
-			}
-			parts := strings.SplitN(m.Payload, "\n", 3)
-			if len(parts) != 3 || parts[0] == f.replica {
-				continue
-			}
-			srv.Broadcast(parts[1], parts[2])
 		}
+		srv.Broadcast(parts[1], parts[2])
+	})
+	if err != nil {
+		f.log.Debug("announcements of the other replicas: subscribing", "err", err)
 	}
+	<-done
 }

@@ -49,7 +49,7 @@ func (f *taskFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.maxStored, "task-max-stored", tasks.DefaultMaxStoredBytes>>20, "cap on the task results stored on this server until they expire, MiB")
 	fs.Int64Var(&f.maxStoredPerClient, "task-max-stored-per-client", tasks.DefaultMaxStoredPerOwner>>20, "cap on the task results stored per client principal until they expire, MiB")
 	fs.DurationVar(&f.sweep, "task-sweep", tasks.DefaultSweepEvery, "interval of the sweeper that deletes expired tasks")
-	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options of go-redis and key_prefix= (default "+replica.DefaultKeyPrefix+"); replaces --data-dir")
+	fs.StringVar(&f.store, "store", "", "task store shared by replicas: redis://[user:pass@]host:port[/db] or rediss:// (TLS); query options (dial_timeout, read_timeout, pool_size, ...; docs/scale-out.md) and key_prefix= (default "+replica.DefaultKeyPrefix+"); replaces --data-dir")
 	fs.DurationVar(&f.lease, "task-lease", tasks.DefaultLease, "with --store: how long the tasks this replica runs stay its own without renewal; a replica that stops renewing has its running tasks failed by another")
 }
 
@@ -124,7 +124,7 @@ func (f *taskFlags) manager(ctx context.Context, toolsDir string, log *slog.Logg
 		}
 		f.redis, store = r, r
 		opts.Limiter = r.Limiter() // --max-tasks and --max-tasks-per-client count across replicas
-		log.Info("task store shared in redis", "addr", r.Client().Options().Addr, "prefix", r.Prefix(), "replica", r.Replica())
+		log.Info("task store shared in redis", "addr", r.Addr(), "prefix", r.Prefix(), "replica", r.Replica())
 	case f.dataDir == "-":
 		store = tasks.NewMemory()
 		log.Info("tasks are kept in memory (--data-dir -)")

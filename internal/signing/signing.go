@@ -19,10 +19,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -385,6 +387,9 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	return &Result{Signer: fp}, nil
 }
 
+// bundleMediaType is the media type of the bundles Sign writes.
+const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
 // Sign makes a Sigstore bundle (v0.3, the key's fingerprint as hint) over
 // the artifact with that digest, using a PEM private key (PKCS#8, or EC
 // PRIVATE KEY): with an ECDSA P-256 or P-384 key, a message signature over
@@ -392,6 +397,12 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 // statement of predicate type PredicateSign whose one subject is the
 // digest (Ed25519 signs messages, not digests: the statement is the
 // message, and it names the digest).
+//
+// The bundle is built here with the protobuf-specs types, with the same
+// fields sigstore-go's sign.Bundle writes for a key (no certificate,
+// transparency log or timestamp): importing that package would link its
+// Fulcio, Rekor and timestamp-authority clients, which a key signature
+// never uses (docs/dependencies.md, "Build cost").
 func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	d, err := parseDigest(digest)
 	if err != nil {
@@ -401,22 +412,20 @@ func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var content sign.Content
-	var kp sign.Keypair
+	var pb *protobundle.Bundle
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
-		content, kp = &digestContent{d}, &digestKeypair{key: k}
+		pb, err = ecdsaBundle(k, d)
 	case ed25519.PrivateKey:
-		st, err := json.Marshal(statement{Type: "https://in-toto.io/Statement/v1", PredicateType: PredicateSign,
+		st, merr := json.Marshal(statement{Type: "https://in-toto.io/Statement/v1", PredicateType: PredicateSign,
 			Subject: []subject{{Digest: map[string]string{"sha256": hex.EncodeToString(d)}}}, Predicate: map[string]any{}})
-		if err != nil {
-			return nil, err
+		if merr != nil {
+			return nil, merr
 		}
-		content, kp = &sign.DSSEData{Data: st, PayloadType: payloadTypeInToto}, &ed25519Keypair{key: k}
+		pb, err = ed25519Bundle(k, st)
 	default:
 		return nil, fmt.Errorf("signing: the private key is %T", key)
 	}
-	pb, err := sign.Bundle(content, kp, sign.BundleOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("signing: %w", err)
 	}
@@ -425,6 +434,40 @@ func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 		return nil, fmt.Errorf("signing: %w", err)
 	}
 	return b.MarshalJSON()
+}
+
+// ecdsaBundle is a bundle holding k's signature over the SHA-256 digest d.
+func ecdsaBundle(k *ecdsa.PrivateKey, d []byte) (*protobundle.Bundle, error) {
+	sig, err := ecdsa.SignASN1(rand.Reader, k, d)
+	if err != nil {
+		return nil, err
+	}
+	return keyBundle(&k.PublicKey, &protobundle.Bundle{Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+		MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: d},
+		Signature:     sig}}})
+}
+
+// ed25519Bundle is a bundle holding payload, an in-toto statement, in a
+// DSSE envelope signed by k: pure Ed25519 over the envelope's
+// pre-authentication encoding, as DSSE verifiers expect.
+func ed25519Bundle(k ed25519.PrivateKey, payload []byte) (*protobundle.Bundle, error) {
+	sig := ed25519.Sign(k, dsse.PAE(payloadTypeInToto, payload))
+	return keyBundle(k.Public(), &protobundle.Bundle{Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+		Payload: payload, PayloadType: payloadTypeInToto, Signatures: []*protodsse.Signature{{Sig: sig}}}}})
+}
+
+// keyBundle completes b, which holds its content, into a v0.3 bundle
+// whose verification material is pub's fingerprint (the hint a verifier
+// with the key matches).
+func keyBundle(pub crypto.PublicKey, b *protobundle.Bundle) (*protobundle.Bundle, error) {
+	fp, err := Fingerprint(pub)
+	if err != nil {
+		return nil, err
+	}
+	b.MediaType = bundleMediaType
+	b.VerificationMaterial = &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
+		PublicKey: &protocommon.PublicKeyIdentifier{Hint: strings.TrimPrefix(fp, "key sha256:")}}}
+	return b, nil
 }
 
 // statement is the part of an in-toto statement a signature needs.
@@ -538,82 +581,4 @@ func GenerateKey(alg string) (privatePEM, publicPEM []byte, err error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), nil
-}
-
-// digestContent is content already hashed: the manifest digest itself.
-type digestContent struct{ digest []byte }
-
-func (c *digestContent) PreAuthEncoding() []byte { return c.digest }
-
-func (c *digestContent) Bundle(b *protobundleBundle, sig, digest []byte, alg protocommon.HashAlgorithm) {
-	(&sign.PlainData{}).Bundle(b, sig, digest, alg)
-}
-
-// digestKeypair signs a SHA-256 digest with an ECDSA key.
-type digestKeypair struct{ key *ecdsa.PrivateKey }
-
-func (k *digestKeypair) GetHashAlgorithm() protocommon.HashAlgorithm {
-	return protocommon.HashAlgorithm_SHA2_256
-}
-
-func (k *digestKeypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	if k.key.Curve == elliptic.P384() {
-		return protocommon.PublicKeyDetails_PKIX_ECDSA_P384_SHA_384
-	}
-	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
-}
-
-func (k *digestKeypair) GetHint() []byte {
-	fp, _ := Fingerprint(&k.key.PublicKey)
-	return []byte(strings.TrimPrefix(fp, "key sha256:"))
-}
-
-func (k *digestKeypair) GetKeyAlgorithm() string        { return "ECDSA" }
-func (k *digestKeypair) GetPublicKey() crypto.PublicKey { return &k.key.PublicKey }
-
-func (k *digestKeypair) GetPublicKeyPem() (string, error) {
-	b, err := cryptoutils.MarshalPublicKeyToPEM(&k.key.PublicKey)
-	return string(b), err
-}
-
-// SignData signs data, which is already the SHA-256 digest to sign.
-func (k *digestKeypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
-	if len(data) != sha256.Size {
-		return nil, nil, errors.New("signing: want a SHA-256 digest")
-	}
-	sig, err := ecdsa.SignASN1(rand.Reader, k.key, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sig, data, nil
-}
-
-// ed25519Keypair signs a DSSE envelope's pre-authentication encoding with
-// an Ed25519 key (pure Ed25519, as DSSE verifiers expect).
-type ed25519Keypair struct{ key ed25519.PrivateKey }
-
-func (k *ed25519Keypair) GetHashAlgorithm() protocommon.HashAlgorithm {
-	return protocommon.HashAlgorithm_SHA2_512
-}
-
-func (k *ed25519Keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	return protocommon.PublicKeyDetails_PKIX_ED25519
-}
-
-func (k *ed25519Keypair) GetHint() []byte {
-	fp, _ := Fingerprint(k.key.Public())
-	return []byte(strings.TrimPrefix(fp, "key sha256:"))
-}
-
-func (k *ed25519Keypair) GetKeyAlgorithm() string        { return "ED25519" }
-func (k *ed25519Keypair) GetPublicKey() crypto.PublicKey { return k.key.Public() }
-
-func (k *ed25519Keypair) GetPublicKeyPem() (string, error) {
-	b, err := cryptoutils.MarshalPublicKeyToPEM(k.key.Public())
-	return string(b), err
-}
-
-// SignData signs data (the envelope's pre-authentication encoding).
-func (k *ed25519Keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
-	return ed25519.Sign(k.key, data), nil, nil
 }

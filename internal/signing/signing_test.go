@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"google.golang.org/protobuf/encoding/protojson"
 )
@@ -258,7 +257,7 @@ func TestEd25519(t *testing.T) {
 	// An attestation (another predicate type) signed by the same key.
 	att := strings.Replace(string(payload), PredicateSign, "https://slsa.dev/provenance/v1", 1)
 	k, _ := privateKey(priv)
-	pb, err := sign.Bundle(&sign.DSSEData{Data: []byte(att), PayloadType: payloadTypeInToto}, &ed25519Keypair{key: k.(ed25519.PrivateKey)}, sign.BundleOptions{})
+	pb, err := ed25519Bundle(k.(ed25519.PrivateKey), []byte(att))
 	if err != nil {
 		t.Fatal(err)
 	}

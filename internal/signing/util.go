@@ -5,11 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 )
-
-type protobundleBundle = protobundle.Bundle
 
 // jsonStrict decodes one JSON value and refuses trailing data.
 func jsonStrict(b []byte, v any) error {
