@@ -81,7 +81,10 @@ func putBuf(p *pooledBuf) {
 // sees what a fresh memory would hold, and the call saves zeroing the
 // image only to have it copied over. Only the code these ranges were read
 // from takes buffers from its pool; any other buffer goes to memPools,
-// zeroed whole.
+// zeroed whole. Like memPools, what the pools keep between calls is not
+// charged to the memory budget (which counts the memories of calls
+// running); sync.Pool gives it back to the collector within two cycles
+// of not being used.
 type imagePool struct {
 	ranges [][2]uint64 // sorted, disjoint [start, end) of memory 0
 	pool   sync.Pool   // *pooledBuf, zero outside ranges
