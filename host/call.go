@@ -24,7 +24,8 @@ import (
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
-// maxOutstanding caps the requests a guest may have open at once.
+// maxOutstanding caps the requests a guest may have open at once: sent
+// and not yet answered, or answered and the answer not yet read.
 const maxOutstanding = 16
 
 // Call runs one request in a fresh instance of the module and returns the
@@ -585,8 +586,9 @@ func (c *call) guestRequest(method string, id, params []byte) error {
 		c.stdin.push(errorLine(id, abi.CodeMethodNotFound, "method not available to guests: "+method, nil))
 		return nil
 	}
+	unread := c.stdin.unreadAnswers()
 	c.mu.Lock()
-	if c.outstanding >= maxOutstanding {
+	if c.outstanding+unread >= maxOutstanding {
 		c.mu.Unlock()
 		return c.protocolError("has more than %d requests to the client outstanding", maxOutstanding)
 	}

@@ -53,8 +53,9 @@ func (c *call) httpRequest(id, params []byte) error {
 		c.stdin.push(httpErrorLine(id, abi.HTTPInvalid, "params are not an HTTP request: "+err.Error()))
 		return nil
 	}
+	unread := c.stdin.unreadAnswers()
 	c.mu.Lock()
-	if c.outstanding >= maxOutstanding {
+	if c.outstanding+unread >= maxOutstanding {
 		c.mu.Unlock()
 		return c.protocolError("has more than %d requests outstanding", maxOutstanding)
 	}

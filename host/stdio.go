@@ -36,10 +36,40 @@ type inbox struct {
 	// server's call, see stdinListener): an empty inbox reads as EAGAIN
 	// and the guest waits in Poll.
 	nonblock bool
+
+	// Answers not yet read: total counts the bytes ever added, read
+	// those the guest has read, and ends holds, in order, the offset
+	// where each answer (answer) not yet wholly read ends. A request
+	// stays outstanding for the guest until it has read its answer
+	// (unreadAnswers), so a guest that floods requests without reading
+	// meets the cap however fast they are answered, and the answers it
+	// leaves unread stay bounded.
+	total, read int64
+	ends        []int64
 }
 
 func newInbox(ctx context.Context, first []byte) *inbox {
-	return &inbox{ctx: ctx, buf: first, ready: make(chan struct{}, 1)}
+	return &inbox{ctx: ctx, buf: first, ready: make(chan struct{}, 1), total: int64(len(first))}
+}
+
+// unreadAnswers is the number of answers added that the guest has not yet
+// read whole.
+func (in *inbox) unreadAnswers() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.ends)
+}
+
+// consumed records n bytes read; called with in.mu held.
+func (in *inbox) consumed(n int) {
+	in.read += int64(n)
+	k := 0
+	for k < len(in.ends) && in.ends[k] <= in.read {
+		k++
+	}
+	if k > 0 {
+		in.ends = append(in.ends[:0], in.ends[k:]...)
+	}
 }
 
 func (in *inbox) Read(p []byte) (int, error) {
@@ -49,6 +79,7 @@ func (in *inbox) Read(p []byte) (int, error) {
 		if len(in.buf) > 0 {
 			n := copy(p, in.buf)
 			in.buf = in.buf[n:]
+			in.consumed(n)
 			in.mu.Unlock()
 			return n, nil
 		}
@@ -150,6 +181,8 @@ func (in *inbox) answer(line []byte) {
 	in.mu.Lock()
 	if !in.closed {
 		in.buf = append(in.buf, line...)
+		in.total += int64(len(line))
+		in.ends = append(in.ends, in.total)
 	}
 	in.busy--
 	in.mu.Unlock()
@@ -176,6 +209,7 @@ func (in *inbox) push(line []byte) {
 	in.mu.Lock()
 	if !in.closed {
 		in.buf = append(in.buf, line...)
+		in.total += int64(len(line))
 	}
 	in.mu.Unlock()
 	in.signal()
