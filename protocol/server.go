@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -513,29 +514,41 @@ func (s *Server) decorate(result []byte, cacheable bool) []byte {
 		}
 		return append(b, rest...)
 	}
-	var m map[string]any
+	// Members are decoded as raw JSON and only _meta one level more, so
+	// the guest's values go out as it wrote them (a large integer or a
+	// float's spelling would not survive a round trip through any).
+	var m map[string]json.RawMessage
 	if err := sonic.Unmarshal(result, &m); err != nil {
 		return result
 	}
 	if _, ok := m["resultType"]; !ok {
-		m["resultType"] = "complete"
+		m["resultType"] = json.RawMessage(`"complete"`)
 	}
 	if cacheable {
 		if _, ok := m["ttlMs"]; !ok {
-			m["ttlMs"] = s.opts.CacheTTL.Milliseconds()
+			m["ttlMs"] = strconv.AppendInt(nil, s.opts.CacheTTL.Milliseconds(), 10)
 		}
 		if _, ok := m["cacheScope"]; !ok {
-			m["cacheScope"] = "public"
+			m["cacheScope"] = json.RawMessage(`"public"`)
 		}
 	}
-	meta, _ := m["_meta"].(map[string]any)
+	var meta map[string]json.RawMessage
+	if raw, ok := m["_meta"]; ok {
+		if sonic.Unmarshal(raw, &meta) != nil {
+			return result
+		}
+	}
 	if meta == nil {
-		meta = map[string]any{}
+		meta = map[string]json.RawMessage{}
 	}
 	if _, ok := meta[MetaServerInfo]; !ok {
-		meta[MetaServerInfo] = sonicRaw(s.serverInfo)
+		meta[MetaServerInfo] = json.RawMessage(s.serverInfo)
 	}
-	m["_meta"] = meta
+	mb, err := sonic.Marshal(meta)
+	if err != nil {
+		return result
+	}
+	m["_meta"] = mb
 	out, err := sonic.Marshal(m)
 	if err != nil {
 		return result

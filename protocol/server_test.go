@@ -359,6 +359,23 @@ func TestDecorateKeepsGuestMembers(t *testing.T) {
 	if meta, _ := m["_meta"].(map[string]any); meta["x"] != float64(1) || meta[MetaServerInfo] == nil || m["ttlMs"] == nil {
 		t.Fatalf("decorate of an escaped _meta: %s", out)
 	}
+	// Decorating never re-encodes the guest's values: a large integer,
+	// a float's spelling and escapes come out as they went in, whichever
+	// way decorate takes (any \u escape sends a result the decoding way).
+	for _, in := range []string{
+		`{"content":[],"structuredContent":{"n":12345678901234567891,"f":1.50,"s":"caf\u00e9"}}`,
+		`{"content":[],"structuredContent":{"n":12345678901234567891,"f":1.50},"_meta":{"big":98765432109876543210}}`,
+	} {
+		out := string(s.decorate([]byte(in), true))
+		for _, want := range []string{`12345678901234567891`, `1.50`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("decorate(%s) = %s: %s changed", in, out, want)
+			}
+		}
+		if strings.Contains(in, "98765432109876543210") && !strings.Contains(out, "98765432109876543210") {
+			t.Errorf("decorate(%s) = %s: the _meta value changed", in, out)
+		}
+	}
 }
 
 func TestCancelledNotificationEndsCall(t *testing.T) {
