@@ -10,7 +10,6 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
@@ -27,29 +26,11 @@ func TestCosignSigTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ref, _ := oci.ParseRef(reg.Addr + "/tools/echo:v1")
-	desc, err := c.Push(ctx, ref, "echo", wasmHeader, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := remote.NewRepository(reg.Addr + "/tools/echo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.PlainHTTP = true
+	r := pushRaw(t, reg, c)
+	ref, desc, repo := r.ref, r.desc, r.repo
 	payload := []byte(`{"critical":{"identity":{"docker-reference":"` + reg.Addr + `/tools/echo"},"image":{"docker-manifest-digest":"` + desc.Digest.String() + `"},"type":"cosign container image signature"},"optional":null}`)
-	pd := ocispec.Descriptor{MediaType: oci.MediaTypeCosignSimpleSigning, Digest: digest.FromBytes(payload), Size: int64(len(payload)),
-		Annotations: map[string]string{"dev.cosignproject.cosign/signature": "MEUCIQDfake=="}}
-	cfg := []byte(`{}`)
-	cd := ocispec.Descriptor{MediaType: "application/vnd.oci.image.config.v1+json", Digest: digest.FromBytes(cfg), Size: int64(len(cfg))}
-	for _, b := range []struct {
-		d ocispec.Descriptor
-		b []byte
-	}{{pd, payload}, {cd, cfg}} {
-		if err := repo.Push(ctx, b.d, bytes.NewReader(b.b)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pd := r.blob(oci.MediaTypeCosignSimpleSigning, payload, map[string]string{"dev.cosignproject.cosign/signature": "MEUCIQDfake=="})
+	cd := r.blob("application/vnd.oci.image.config.v1+json", []byte(`{}`), nil)
 	m, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cd, Layers: []ocispec.Descriptor{pd}})
 	md := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(m), Size: int64(len(m))}
 	tag := "sha256-" + desc.Digest.Encoded() + ".sig"

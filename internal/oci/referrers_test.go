@@ -13,7 +13,6 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
@@ -61,24 +60,10 @@ func TestSignatureReferrersJunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ref, _ := oci.ParseRef(reg.Addr + "/tools/echo:v1")
-	desc, err := c.Push(ctx, ref, "echo", wasmHeader, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := remote.NewRepository(reg.Addr + "/tools/echo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.PlainHTTP = true
+	r := pushRaw(t, reg, c)
+	ref, desc, repo := r.ref, r.desc, r.repo
 	subject := ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}
-	blob := func(mediaType string, b []byte) ocispec.Descriptor {
-		d := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
-		if err := repo.Push(ctx, d, bytes.NewReader(b)); err != nil && !strings.Contains(err.Error(), "exists") {
-			t.Fatal(err)
-		}
-		return d
-	}
+	blob := func(mediaType string, b []byte) ocispec.Descriptor { return r.blob(mediaType, b, nil) }
 	empty := blob(ocispec.MediaTypeEmptyJSON, []byte("{}"))
 	referrer := func(artifactType string, layers ...ocispec.Descriptor) digest.Digest {
 		m, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
