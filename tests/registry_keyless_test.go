@@ -26,18 +26,7 @@ import (
 func TestRegistryKeyless(t *testing.T) {
 	t.Parallel()
 	e := newRegEnv(t, false)
-	ss, err := sigstoretest.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := sigstoretest.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	trusted, err := ss.TrustedRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss, trusted, other := sigstoretest.Pair(t)
 	rootFile := filepath.Join(t.TempDir(), "trusted_root.json")
 	if err := os.WriteFile(rootFile, trusted, 0o644); err != nil {
 		t.Fatal(err)
@@ -59,17 +48,8 @@ func TestRegistryKeyless(t *testing.T) {
 			policy = fmt.Sprintf("timeout = \"%ds\"\n", n)
 		}
 		d := e.push(t, "v1", policy, "tools/reload:"+tag)
-		if o.Identity == "" {
-			o.Identity = id
-		}
-		if o.Issuer == "" {
-			o.Issuer = iss
-		}
 		o.Digest = d
-		b, err := ss.Bundle(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := ss.MustBundle(t, o, id, iss, d)
 		ref, _ := oci.ParseRef(e.reg.Addr + "/tools/reload:" + tag)
 		man, err := client.FetchManifest(ctx, ref, d)
 		if err != nil {

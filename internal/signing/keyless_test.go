@@ -14,37 +14,13 @@ import (
 // through Verify as serve calls it: a good one verifies and names its
 // signer; each broken one is refused with its own reason.
 func TestKeylessBundle(t *testing.T) {
-	ss, err := sigstoretest.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := sigstoretest.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	trusted, err := ss.TrustedRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss, trusted, other := sigstoretest.Pair(t)
 	const id, iss = "dev@example.com", "https://issuer.example"
 	d := digestOf("a manifest")
 	p := Policy{TrustedRoot: trusted, Identity: id, Issuer: iss}
 	sign := func(o sigstoretest.Options) []byte {
 		t.Helper()
-		if o.Identity == "" {
-			o.Identity = id
-		}
-		if o.Issuer == "" {
-			o.Issuer = iss
-		}
-		if o.Digest == "" {
-			o.Digest = d
-		}
-		b, err := ss.Bundle(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return ss.MustBundle(t, o, id, iss, d)
 	}
 	ctx := context.Background()
 	good := sign(sigstoretest.Options{})

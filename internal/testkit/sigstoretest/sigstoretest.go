@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
@@ -177,3 +178,41 @@ func (s *Sigstore) Bundle(o Options) ([]byte, error) {
 
 // defaultHash is the hash of the virtual Sigstore's P-256 signatures.
 const defaultHash = crypto.SHA256
+
+// Pair makes the Sigstore a test trusts, its trusted_root.json, and a
+// second one whose certificates that root does not trust; it fails t on
+// any error.
+func Pair(t testing.TB) (trusted *Sigstore, trustedRoot []byte, other *Sigstore) {
+	t.Helper()
+	var err error
+	if trusted, err = New(); err != nil {
+		t.Fatal(err)
+	}
+	if other, err = New(); err != nil {
+		t.Fatal(err)
+	}
+	if trustedRoot, err = trusted.TrustedRoot(); err != nil {
+		t.Fatal(err)
+	}
+	return trusted, trustedRoot, other
+}
+
+// MustBundle is Bundle with o's identity, issuer and digest, where empty,
+// taken from the arguments; it fails t on error.
+func (s *Sigstore) MustBundle(t testing.TB, o Options, identity, issuer, digest string) []byte {
+	t.Helper()
+	if o.Identity == "" {
+		o.Identity = identity
+	}
+	if o.Issuer == "" {
+		o.Issuer = issuer
+	}
+	if o.Digest == "" {
+		o.Digest = digest
+	}
+	b, err := s.Bundle(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
