@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -336,6 +335,9 @@ func (m *Module) discover(ctx context.Context, c *compiled) (*abi.Description, *
 	return d, info, len(reply.Result), nil
 }
 
+// envelopeNames are what stripEnvelope looks for before decoding.
+var envelopeNames = [][]byte{[]byte(`io.modelcontextprotocol/`), []byte(`"task"`), []byte(`"inputResponses"`), []byte(`"requestState"`)}
+
 // stripEnvelope removes from a client's params what belongs to the
 // host–client exchange rather than to the request: the MCP keys of _meta
 // (io.modelcontextprotocol/…: the client's revision, capabilities, log
@@ -344,11 +346,7 @@ func (m *Module) discover(ctx context.Context, c *compiled) (*abi.Description, *
 // runs tasks and multi round-trip requests itself. params is returned as is
 // when it holds none of them.
 func stripEnvelope(params []byte) []byte {
-	// A quick look for the names spelled plainly; a \u escape can spell
-	// any of them, so params holding one are decoded too.
-	if len(params) == 0 || !(bytes.Contains(params, []byte(`io.modelcontextprotocol/`)) ||
-		bytes.Contains(params, []byte(`"task"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) ||
-		bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`\u`))) {
+	if len(params) == 0 || !jsonrpc.MayHold(params, envelopeNames...) {
 		return params
 	}
 	var top map[string]json.RawMessage

@@ -195,14 +195,9 @@ var quotedHostMembers = func() [][]byte {
 // and the reserved keys from its _meta. Only a result that names one of
 // them is decoded.
 func stripHostMembers(res []byte) ([]byte, error) {
-	// A quick look for the names, spelled plainly. A \u escape can spell
-	// any of them ("t\u0061sk" is "task" to every client's parser), so a
-	// result holding one is decoded too.
-	suspect := bytes.Contains(res, []byte(`\u`)) ||
+	// A quick look for the names; a result that may hold one is decoded.
+	suspect := jsonrpc.MayHold(res, quotedHostMembers...) ||
 		bytes.Contains(res, []byte(`"_meta"`)) && (bytes.Contains(res, []byte("modelcontextprotocol")) || bytes.Contains(res, []byte("mcp")))
-	for _, k := range quotedHostMembers {
-		suspect = suspect || bytes.Contains(res, k)
-	}
 	if !suspect {
 		return res, nil
 	}

@@ -1,13 +1,13 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"time"
 
 	"github.com/bytedance/sonic/ast"
 
 	"github.com/wasmcp/wasmcp/contract"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // Outcome classifies how a tools/call of a loaded tool ended.
@@ -88,13 +88,16 @@ func (s *Server) measuredCall(ctx context.Context, e *toolEntry, call func(conte
 	return reply, err
 }
 
+// isErrorName is the member resultOutcome looks for.
+var isErrorName = []byte("isError")
+
 // resultOutcome is the outcome of a guest's result: OutcomeToolError when
 // its isError member is true, else OutcomeOK. Metrics, traces and the
 // audit line all classify a result by it.
 func resultOutcome(result []byte) Outcome {
 	// Most results have no isError member (nor an escaped key that could
 	// spell it): those need no parse.
-	if !bytes.Contains(result, []byte("isError")) && !bytes.Contains(result, []byte(`\u`)) {
+	if !jsonrpc.MayHold(result, isErrorName) {
 		return OutcomeOK
 	}
 	if v, err := ast.NewSearcher(string(result)).GetByPath("isError"); err == nil {

@@ -487,6 +487,9 @@ func (r *request) ok(result []byte, cacheable bool) Response {
 	return Response{Body: ResultResponse(r.msg.ID, result), Era: r.era}
 }
 
+// decoratedMembers are the members decorate sets, quoted.
+var decoratedMembers = [][]byte{[]byte(`"resultType"`), []byte(`"_meta"`), []byte(`"ttlMs"`), []byte(`"cacheScope"`)}
+
 // decorate adds resultType, _meta.serverInfo and, for cacheable results,
 // ttlMs and cacheScope to a modern result, keeping members already set.
 func (s *Server) decorate(result []byte, cacheable bool) []byte {
@@ -494,12 +497,9 @@ func (s *Server) decorate(result []byte, cacheable bool) []byte {
 	if len(result) < 2 || result[0] != '{' {
 		return result
 	}
-	// The quick way prepends the members when the result names none of
-	// them; a \u escape can spell any of them, so a result holding one
-	// is decoded (else it could hold a second, escaped _meta).
-	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(`"_meta"`)) &&
-		!bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) &&
-		!bytes.Contains(result, []byte(`\u`)) {
+	// The quick way prepends the members when the result may name none of
+	// them (an escaped one would otherwise stand beside the host's).
+	if !jsonrpc.MayHold(result, decoratedMembers...) {
 		b := make([]byte, 0, len(result)+160)
 		b = append(b, `{"resultType":"complete",`...)
 		if cacheable {

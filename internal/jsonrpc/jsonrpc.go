@@ -5,6 +5,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -112,4 +113,24 @@ func AppendNotification(b []byte, method string, params []byte) []byte {
 		b = append(b, params...)
 	}
 	return append(b, '}')
+}
+
+// escapeMark starts a \u escape, which can spell any character of a member
+// name.
+var escapeMark = []byte(`\u`)
+
+// MayHold reports whether JSON text b may hold any of words: spelled
+// plainly, or behind a \u escape ("t\u0061sk" is "task" to every parser),
+// so b holding any \u escape is always a maybe. It is the quick look that
+// decides whether b needs decoding: false is certain, true is not.
+func MayHold(b []byte, words ...[]byte) bool {
+	if bytes.Contains(b, escapeMark) {
+		return true
+	}
+	for _, w := range words {
+		if bytes.Contains(b, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -32,3 +32,22 @@ func TestMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestMayHold(t *testing.T) {
+	task := []byte(`"task"`)
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"content":[]}`, false},
+		{`{"content":[],"task":{}}`, true},
+		{`{"content":[],"t\u0061sk":{}}`, true},     // an escaped name
+		{`{"content":[{"text":"caf\u00e9"}]}`, true}, // any escape is a maybe
+		{`{"content":[{"text":"a task"}]}`, false},   // the word, not the quoted name
+		{`{"content":[{"text":"back\\slash"}]}`, false},
+	} {
+		if got := MayHold([]byte(c.in), task); got != c.want {
+			t.Errorf("MayHold(%s) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
