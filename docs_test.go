@@ -1,0 +1,135 @@
+package wasmcp_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The shape of docs/security.md: one table row per attack, each cell a
+// line rather than a paragraph, and the page small enough to read.
+const (
+	maxSecurityPage = 40 << 10 // bytes
+	maxSecurityCell = 200      // characters (runes) in one cell
+)
+
+// testRef is a test a document names in a code span: pkg.TestName,
+// optionally a path before the package (cmd/wasmcp.TestX) and a subtest.
+var testRef = regexp.MustCompile("`(?:[a-z0-9_/]+\\.)?((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]+)(?:/[^`]*)?`")
+
+// testFuncs returns the names of the Test, Benchmark and Fuzz functions
+// declared in the repository's _test.go files.
+func testFuncs(t *testing.T) map[string]bool {
+	t.Helper()
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]*)\(`)
+	names := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllSubmatch(src, -1) {
+			names[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// tableCells splits a Markdown table row into its cells; ok is false for a
+// line that is not a row. A | inside a code span does not split.
+func tableCells(line string) (cells []string, ok bool) {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "|") || !strings.HasSuffix(line, "|") || len(line) < 2 {
+		return nil, false
+	}
+	var cur strings.Builder
+	inCode := false
+	for _, r := range line[1 : len(line)-1] {
+		switch {
+		case r == '`':
+			inCode = !inCode
+		case r == '|' && !inCode:
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	return append(cells, strings.TrimSpace(cur.String())), true
+}
+
+// TestRepoSecurityPage checks docs/security.md's shape: at most 40 KB; every
+// table is Attack | What holds | Test; no cell over 200 characters; the Test
+// cell holds only test names in code spans (or — for a stated limit); and
+// every test the page names is declared in the repository.
+func TestRepoSecurityPage(t *testing.T) {
+	const page = "docs/security.md"
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > maxSecurityPage {
+		t.Errorf("%s is %d bytes, over %d: state each attack in one short row", page, len(raw), maxSecurityPage)
+	}
+	funcs := testFuncs(t)
+	onlyNames := regexp.MustCompile("^(?:`[^`]+`(?:, )?)+$")
+	rows := 0
+	for i, line := range strings.Split(string(raw), "\n") {
+		cells, ok := tableCells(line)
+		if !ok {
+			continue
+		}
+		at := func(format string, args ...any) {
+			t.Errorf("%s:%d: "+format, append([]any{page, i + 1}, args...)...)
+		}
+		if len(cells) != 3 {
+			at("a row has %d cells, want 3 (Attack | What holds | Test)", len(cells))
+			continue
+		}
+		if cells[0] == "Attack" {
+			if cells[1] != "What holds" || cells[2] != "Test" {
+				at("the header is %q, want Attack | What holds | Test", line)
+			}
+			continue
+		}
+		if strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		rows++
+		for _, c := range cells {
+			if n := len([]rune(c)); n > maxSecurityCell {
+				at("a cell of %d characters (at most %d): %.60s…", n, maxSecurityCell, c)
+			}
+		}
+		if cells[2] != "—" && !onlyNames.MatchString(cells[2]) {
+			at("the Test cell holds more than test names: %q", cells[2])
+		}
+		for _, m := range testRef.FindAllStringSubmatch(cells[2], -1) {
+			if !funcs[m[1]] {
+				at("names %s, which no _test.go declares", m[1])
+			}
+		}
+		if cells[2] != "—" && len(testRef.FindAllString(cells[2], -1)) != strings.Count(cells[2], "`")/2 {
+			at("the Test cell names something that is not a test: %q", cells[2])
+		}
+	}
+	if rows < 50 {
+		t.Errorf("%s has %d attack rows; the page lost its tables?", page, rows)
+	}
+}
