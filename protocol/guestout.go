@@ -192,12 +192,15 @@ var quotedHostMembers = func() [][]byte {
 }()
 
 // stripHostMembers removes the members the host owns from a result object,
-// and the reserved keys from its _meta. Only a result that names one of
-// them is decoded.
+// and from its _meta the keys the spec reserves and every key with
+// HostMetaPrefix (the host owns every wasmcp/ key a client sees), however
+// spelled. A member a case-insensitive decoder reads as _meta ("_META")
+// goes whole: the host's _meta is the only one. Only a result that may
+// name one of them is decoded.
 func stripHostMembers(res []byte) ([]byte, error) {
 	// A quick look for the names; a result that may hold one is decoded.
 	suspect := jsonrpc.MayHold(res, quotedHostMembers...) ||
-		bytes.Contains(res, []byte(`"_meta"`)) && (bytes.Contains(res, []byte("modelcontextprotocol")) || bytes.Contains(res, []byte("mcp")))
+		mayHoldMetaFold(res) && (bytes.Contains(res, []byte("modelcontextprotocol")) || mayHoldHostKey(res))
 	if !suspect {
 		return res, nil
 	}
@@ -212,18 +215,26 @@ func stripHostMembers(res []byte) ([]byte, error) {
 			changed = true
 		}
 	}
+	for k := range m {
+		if k != "_meta" && isMetaKey(k) {
+			delete(m, k)
+			changed = true
+		}
+	}
 	if raw, ok := m["_meta"]; ok {
 		var meta map[string]json.RawMessage
 		if sonic.Unmarshal(raw, &meta) != nil {
 			return nil, errors.New("its result's _meta is not an object")
 		}
+		cut := false
 		for k := range meta {
-			if reservedMetaKey(k) {
+			if reservedMetaKey(k) || hasHostPrefix(k) {
 				delete(meta, k)
-				changed = true
+				cut = true
 			}
 		}
-		if changed {
+		if cut {
+			changed = true
 			if len(meta) == 0 {
 				delete(m, "_meta")
 			} else {
@@ -239,6 +250,25 @@ func stripHostMembers(res []byte) ([]byte, error) {
 		return res, nil
 	}
 	return sonic.Marshal(m)
+}
+
+// mayHoldMetaFold reports whether b may hold a member named _meta in any
+// ASCII case, or escaped.
+func mayHoldMetaFold(b []byte) bool {
+	if bytes.Contains(b, []byte(`\u`)) {
+		return true
+	}
+	for off := 0; ; {
+		i := bytes.IndexByte(b[off:], '_')
+		if i < 0 {
+			return false
+		}
+		j := off + i
+		if j+5 <= len(b) && b[j+1]|0x20 == 'm' && b[j+2]|0x20 == 'e' && b[j+3]|0x20 == 't' && b[j+4]|0x20 == 'a' {
+			return true
+		}
+		off = j + 1
+	}
 }
 
 // reservedMetaKey reports whether a _meta key has a prefix the spec
