@@ -133,3 +133,118 @@ func TestRepoSecurityPage(t *testing.T) {
 		t.Errorf("%s has %d attack rows; the page lost its tables?", page, rows)
 	}
 }
+
+// maxPerformancePage is the size of docs/performance.md: the current
+// figures with their commands, not their history.
+const maxPerformancePage = 20 << 10
+
+// TestRepoPerformancePage checks docs/performance.md: at most 20 KB, and
+// every section that states a figure gives a command to reproduce it (a
+// sh code block, or a command in a code span beside the figure).
+func TestRepoPerformancePage(t *testing.T) {
+	const page = "docs/performance.md"
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > maxPerformancePage {
+		t.Errorf("%s is %d bytes, over %d: keep the current figures; history belongs in git", page, len(raw), maxPerformancePage)
+	}
+	sections := strings.Split(string(raw), "\n## ")
+	if len(sections) < 5 {
+		t.Fatalf("%s has %d sections", page, len(sections)-1)
+	}
+	command := regexp.MustCompile("```sh\n|`(?:go (?:test|run)|cd bench|bench/)[^`]*`")
+	for _, s := range sections[1:] {
+		title, _, _ := strings.Cut(s, "\n")
+		if !command.MatchString(s) {
+			t.Errorf("%s, %q: no command reproduces its figures", page, title)
+		}
+	}
+}
+
+// mdLink is a Markdown inline link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingSlug is GitHub's anchor for a heading: lower case, spaces to
+// hyphens, punctuation other than - and _ dropped.
+func headingSlug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestRepoDocLinks checks every relative link of the repository's own
+// Markdown (outside node_modules and testdata): its file or directory
+// exists, and an #anchor into a Markdown file names one of its headings.
+func TestRepoDocLinks(t *testing.T) {
+	var pages []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+			pages = append(pages, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(page string) map[string]bool {
+		if a, ok := anchors[page]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		raw, err := os.ReadFile(page)
+		if err == nil {
+			inFence := false
+			for _, line := range strings.Split(string(raw), "\n") {
+				if strings.HasPrefix(line, "```") {
+					inFence = !inFence
+				}
+				if !inFence && strings.HasPrefix(line, "#") {
+					a[headingSlug(strings.TrimLeft(line, "#"))] = true
+				}
+			}
+		}
+		anchors[page] = a
+		return a
+	}
+	for _, page := range pages {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(raw), "")
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links to %s, which does not exist", page, target)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[anchor] {
+				t.Errorf("%s links to %s: no heading has the anchor #%s", page, target, anchor)
+			}
+		}
+	}
+}
