@@ -167,42 +167,71 @@ var maxStructure = struct{ Functions, Types, Imports, Locals, CodeBytes, DataSeg
 // maxMemory is the largest memory a wasm32 instance can have.
 const maxMemory = 4 << 30
 
+// policy converts the decoded file into a host.Policy, checking every
+// value: the limits, the concurrency caps, the output and mode switches,
+// access, mounts, environment and HTTP, in that order.
 func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (host.Policy, error) {
 	var p host.Policy
+	for _, step := range []func(*host.Policy) error{
+		f.limits,
+		f.structure,
+		f.concurrency,
+		f.switches,
+		f.access,
+		func(p *host.Policy) error { return f.mounts(p, dir) },
+		func(p *host.Policy) error { return f.env(p, lookup) },
+		func(p *host.Policy) error { return f.http(p, dir, lookup) },
+	} {
+		if err := step(&p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// limits checks memory, timeout, max_output, max_line and table_elements
+// into p.Limits.
+func (f *policyFile) limits(p *host.Policy) error {
 	if f.Memory != nil {
 		n := int64(*f.Memory)
 		if n < 64<<10 || n > maxMemory {
-			return p, fmt.Errorf("memory = %s: want between 64KiB and 4GiB", host.FormatBytes(n))
+			return fmt.Errorf("memory = %s: want between 64KiB and 4GiB", host.FormatBytes(n))
 		}
 		if n%(64<<10) != 0 {
-			return p, fmt.Errorf("memory = %s: want a multiple of 64KiB (one wasm page)", host.FormatBytes(n))
+			return fmt.Errorf("memory = %s: want a multiple of 64KiB (one wasm page)", host.FormatBytes(n))
 		}
 		p.Limits.MemoryBytes = uint64(n)
 	}
 	if f.Timeout != nil {
 		if *f.Timeout <= 0 {
-			return p, errors.New("timeout must be positive")
+			return errors.New("timeout must be positive")
 		}
 		p.Limits.Timeout = time.Duration(*f.Timeout)
 	}
 	if f.MaxOutput != nil {
 		if *f.MaxOutput <= 0 {
-			return p, errors.New("max_output must be positive")
+			return errors.New("max_output must be positive")
 		}
 		p.Limits.OutputBytes = int64(*f.MaxOutput)
 	}
 	if f.MaxLine != nil {
 		if *f.MaxLine <= 0 || *f.MaxLine > 1<<30 {
-			return p, errors.New("max_line must be between 1B and 1GiB")
+			return errors.New("max_line must be between 1B and 1GiB")
 		}
 		p.Limits.LineBytes = int(*f.MaxLine)
 	}
 	if f.TableElems != nil {
 		if *f.TableElems <= 0 || *f.TableElems > maxTableElements {
-			return p, fmt.Errorf("table_elements must be between 1 and %d", maxTableElements)
+			return fmt.Errorf("table_elements must be between 1 and %d", maxTableElements)
 		}
 		p.Limits.TableElements = uint64(*f.TableElems)
 	}
+	return nil
+}
+
+// structure checks the structural caps (max_functions … max_elem_segments)
+// against maxStructure into p.Limits.Structure.
+func (f *policyFile) structure(p *host.Policy) error {
 	st := &p.Limits.Structure
 	for _, c := range []struct {
 		key string
@@ -223,35 +252,45 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 			continue
 		}
 		if *c.v <= 0 || *c.v > c.max {
-			return p, fmt.Errorf("%s must be between 1 and %d", c.key, c.max)
+			return fmt.Errorf("%s must be between 1 and %d", c.key, c.max)
 		}
 		*c.to = uint32(*c.v)
 	}
+	return nil
+}
+
+// concurrency checks max_instances and max_queue (which needs the former).
+func (f *policyFile) concurrency(p *host.Policy) error {
 	if f.MaxInstances != nil {
 		if *f.MaxInstances < 0 {
-			return p, errors.New("max_instances must not be negative (0 is no cap)")
+			return errors.New("max_instances must not be negative (0 is no cap)")
 		}
 		p.MaxInstances = *f.MaxInstances
 	}
 	if f.MaxQueue != nil {
 		switch {
 		case *f.MaxQueue < 0:
-			return p, errors.New("max_queue must not be negative")
+			return errors.New("max_queue must not be negative")
 		case p.MaxInstances == 0:
-			return p, errors.New("max_queue needs max_instances: without a cap on instances no call ever queues")
+			return errors.New("max_queue needs max_instances: without a cap on instances no call ever queues")
 		case *f.MaxQueue == 0:
 			p.MaxQueue = host.NoQueue
 		default:
 			p.MaxQueue = *f.MaxQueue
 		}
 	}
+	return nil
+}
+
+// switches checks stderr, mode, snapshot and snapshot_max_memory.
+func (f *policyFile) switches(p *host.Policy) error {
 	if f.Stderr != nil {
 		switch *f.Stderr {
 		case "log":
 		case "discard":
 			p.DiscardStderr = true
 		default:
-			return p, fmt.Errorf(`stderr = %q: want "log" or "discard"`, *f.Stderr)
+			return fmt.Errorf(`stderr = %q: want "log" or "discard"`, *f.Stderr)
 		}
 	}
 	if f.Mode != nil {
@@ -261,7 +300,7 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 		case host.ModeABI, host.ModeMCPServer:
 			p.Mode = m
 		default:
-			return p, fmt.Errorf(`mode = %q: want "auto", "wasmcp" or "mcp-server"`, *f.Mode)
+			return fmt.Errorf(`mode = %q: want "auto", "wasmcp" or "mcp-server"`, *f.Mode)
 		}
 	}
 	if f.Snapshot != nil {
@@ -269,63 +308,90 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 	}
 	if f.SnapMaxMem != nil {
 		if *f.SnapMaxMem <= 0 {
-			return p, errors.New("snapshot_max_memory must be positive (snapshot = false turns snapshots off)")
+			return errors.New("snapshot_max_memory must be positive (snapshot = false turns snapshots off)")
 		}
 		p.SnapshotMaxMemory = int64(*f.SnapMaxMem)
 	}
-	if f.Access != nil {
-		a, err := f.Access.access()
-		if err != nil {
-			return p, err
-		}
-		p.Access = a
+	return nil
+}
+
+// access converts [access] into p.Access.
+func (f *policyFile) access(p *host.Policy) error {
+	if f.Access == nil {
+		return nil
 	}
+	a, err := f.Access.access()
+	if err != nil {
+		return err
+	}
+	p.Access = a
+	return nil
+}
+
+// mounts checks every [[mount]] (host relative to dir, an existing
+// directory; guest absolute and mounted once) into p.Mounts.
+func (f *policyFile) mounts(p *host.Policy, dir string) error {
 	guests := map[string]bool{}
 	for i, m := range f.Mounts {
-		where := fmt.Sprintf("mount %d", i+1)
-		if m.Host == "" {
-			return p, fmt.Errorf("%s: host is required", where)
-		}
-		if m.Guest == "" || !path.IsAbs(m.Guest) {
-			return p, fmt.Errorf("%s: guest = %q must be an absolute path", where, m.Guest)
-		}
-		g := path.Clean(m.Guest)
-		if guests[g] {
-			return p, fmt.Errorf("%s: guest path %s is mounted twice", where, g)
-		}
-		guests[g] = true
-		hp := m.Host
-		if !filepath.IsAbs(hp) {
-			hp = filepath.Join(dir, hp)
-		}
-		hp = filepath.Clean(hp)
-		st, err := os.Stat(hp)
+		mnt, err := m.mount(fmt.Sprintf("mount %d", i+1), dir, guests)
 		if err != nil {
-			return p, fmt.Errorf("%s: host %s: %w", where, hp, err)
-		}
-		if !st.IsDir() {
-			return p, fmt.Errorf("%s: host %s is not a directory", where, hp)
-		}
-		var ro bool
-		switch m.Mode {
-		case "", "ro":
-			ro = true
-		case "rw":
-		default:
-			return p, fmt.Errorf(`%s: mode = %q: want "ro" or "rw"`, where, m.Mode)
-		}
-		mnt := host.Mount{HostPath: hp, GuestPath: g, ReadOnly: ro}
-		if m.MaxWriteBytes != nil {
-			if ro {
-				return p, fmt.Errorf(`%s: max_write_bytes is for a read-write mount (mode = "rw")`, where)
-			}
-			if *m.MaxWriteBytes == 0 {
-				return p, fmt.Errorf("%s: max_write_bytes = 0: a read-write mount nothing may be written to is a read-only mount (mode = \"ro\")", where)
-			}
-			mnt.MaxWriteBytes = int64(*m.MaxWriteBytes)
+			return err
 		}
 		p.Mounts = append(p.Mounts, mnt)
 	}
+	return nil
+}
+
+// mount checks one [[mount]], named where in errors; guests holds the
+// guest paths already mounted and gains this one.
+func (m mountEntry) mount(where, dir string, guests map[string]bool) (host.Mount, error) {
+	if m.Host == "" {
+		return host.Mount{}, fmt.Errorf("%s: host is required", where)
+	}
+	if m.Guest == "" || !path.IsAbs(m.Guest) {
+		return host.Mount{}, fmt.Errorf("%s: guest = %q must be an absolute path", where, m.Guest)
+	}
+	g := path.Clean(m.Guest)
+	if guests[g] {
+		return host.Mount{}, fmt.Errorf("%s: guest path %s is mounted twice", where, g)
+	}
+	guests[g] = true
+	hp := m.Host
+	if !filepath.IsAbs(hp) {
+		hp = filepath.Join(dir, hp)
+	}
+	hp = filepath.Clean(hp)
+	st, err := os.Stat(hp)
+	if err != nil {
+		return host.Mount{}, fmt.Errorf("%s: host %s: %w", where, hp, err)
+	}
+	if !st.IsDir() {
+		return host.Mount{}, fmt.Errorf("%s: host %s is not a directory", where, hp)
+	}
+	var ro bool
+	switch m.Mode {
+	case "", "ro":
+		ro = true
+	case "rw":
+	default:
+		return host.Mount{}, fmt.Errorf(`%s: mode = %q: want "ro" or "rw"`, where, m.Mode)
+	}
+	mnt := host.Mount{HostPath: hp, GuestPath: g, ReadOnly: ro}
+	if m.MaxWriteBytes != nil {
+		if ro {
+			return host.Mount{}, fmt.Errorf(`%s: max_write_bytes is for a read-write mount (mode = "rw")`, where)
+		}
+		if *m.MaxWriteBytes == 0 {
+			return host.Mount{}, fmt.Errorf("%s: max_write_bytes = 0: a read-write mount nothing may be written to is a read-only mount (mode = \"ro\")", where)
+		}
+		mnt.MaxWriteBytes = int64(*m.MaxWriteBytes)
+	}
+	return mnt, nil
+}
+
+// env checks [env] in name order (names, NUL bytes; `from` read through
+// lookup now) into p.Env.
+func (f *policyFile) env(p *host.Policy, lookup func(string) (string, bool)) error {
 	names := make([]string, 0, len(f.Env))
 	for name := range f.Env {
 		names = append(names, name)
@@ -334,29 +400,35 @@ func (f *policyFile) policy(dir string, lookup func(string) (string, bool)) (hos
 	for _, name := range names {
 		e := f.Env[name]
 		if !envName.MatchString(name) {
-			return p, fmt.Errorf("env %q: a name is letters, digits and _, not starting with a digit", name)
+			return fmt.Errorf("env %q: a name is letters, digits and _, not starting with a digit", name)
 		}
 		v := host.EnvVar{Name: name, Value: e.value, From: e.from}
 		if e.from != "" {
 			val, ok := lookup(e.from)
 			if !ok {
-				return p, fmt.Errorf("env %s: host variable %s is not set", name, e.from)
+				return fmt.Errorf("env %s: host variable %s is not set", name, e.from)
 			}
 			v.Value = val
 		}
 		if strings.IndexByte(v.Value, 0) >= 0 {
-			return p, fmt.Errorf("env %s: value contains a NUL byte", name)
+			return fmt.Errorf("env %s: value contains a NUL byte", name)
 		}
 		p.Env = append(p.Env, v)
 	}
-	if f.HTTP != nil {
-		hp, err := f.HTTP.policy(dir, lookup)
-		if err != nil {
-			return p, err
-		}
-		p.HTTP = hp
+	return nil
+}
+
+// http converts [http] into p.HTTP.
+func (f *policyFile) http(p *host.Policy, dir string, lookup func(string) (string, bool)) error {
+	if f.HTTP == nil {
+		return nil
 	}
-	return p, nil
+	hp, err := f.HTTP.policy(dir, lookup)
+	if err != nil {
+		return err
+	}
+	p.HTTP = hp
+	return nil
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
