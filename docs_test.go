@@ -1,10 +1,13 @@
 package wasmcp_test
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -246,5 +249,45 @@ func TestRepoDocLinks(t *testing.T) {
 				t.Errorf("%s links to %s: no heading has the anchor #%s", page, target, anchor)
 			}
 		}
+	}
+}
+
+// The commit convention (CONTRIBUTING.md): a subject of at most 72
+// characters. History before subjectCutoff (the last commit before the
+// convention) has paragraph-long subjects and is not checked.
+const (
+	subjectCutoff     = "14f5c2373e0d5fdbff59b83cadbda0aaf10c5dcb"
+	maxSubject        = 72
+	subjectsChecked   = 30
+	subjectExceptions = 3
+)
+
+// TestRepoCommitSubjects checks the last 30 commit subjects after
+// subjectCutoff on the checked-out branch: at most three are over 72
+// characters. It skips outside a git checkout or in a clone without the
+// cut-off commit (a shallow one).
+func TestRepoCommitSubjects(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	if err := exec.Command(git, "cat-file", "-e", subjectCutoff+"^{commit}").Run(); err != nil {
+		t.Skipf("not a git checkout holding %.7s (the cut-off of the subject rule)", subjectCutoff)
+	}
+	out, err := exec.Command(git, "log", "--format=%h %s", "-n", strconv.Itoa(subjectsChecked), subjectCutoff+"..HEAD").Output()
+	if err != nil {
+		t.Fatalf("git log: %v", err)
+	}
+	var long []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		hash, subject, _ := strings.Cut(line, " ")
+		if n := len([]rune(subject)); n > maxSubject {
+			long = append(long, fmt.Sprintf("%s (%d characters): %.72s…", hash, n, subject))
+		}
+	}
+	if len(long) > subjectExceptions {
+		t.Errorf("%d of the last %d commit subjects are over %d characters (at most %d may be); "+
+			"move the detail to the body (CONTRIBUTING.md):\n%s",
+			len(long), subjectsChecked, maxSubject, subjectExceptions, strings.Join(long, "\n"))
 	}
 }
