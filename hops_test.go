@@ -1,20 +1,50 @@
 package wasmcp_test
 
-// This file checks that the hop lists of ARCHITECTURE.md are adjacent in
-// the code: each hop is reached from the hop it follows (or the one it
-// names with "from") by a static call at most maxHopDepth calls deep. The
-// call graph is built from the repository's Go sources with go/ast, with
-// just enough local typing to be precise: a call x.M(...) reaches the M of
-// x's type when that type is known (the receiver, a parameter, a field, a
-// local from a composite literal or a call with a declared result), and
-// nothing when it is an interface or another module's type; an x of
-// unknown type reaches every method named M of the caller's package and of
-// the project packages its file imports. pkg.F(...) reaches F of that
-// project package. Calls inside function literals count as calls of the
-// function that holds them. A hop reached through an interface, a func
-// value or a table says so with "via" (the notation is described in
-// ARCHITECTURE.md, above the first hop list), and the checker checks what
-// that claims.
+// This file checks the hop lists of ARCHITECTURE.md against the code
+// (TestArchitectureHops). A hop list is the path of a request through the
+// code, one numbered line per function it crosses, in a "## " section:
+//
+//	3. `transport/stdio/stdio.go` `readLine` — what it does
+//	4. `transport/stdio/stdio.go` `conn.dispatch` (from `conn.read`) — …
+//	7. `protocol/tools.go` `request.callTool` (via table `handlers`) — …
+//
+// The first code span is a Go file, a slash path from the repository's
+// root; the second a function or a Type.Method declared in that file. A
+// section with one such line is a hop list, and then every numbered line
+// in it must be a hop. Everything after the closing parenthesis (or after
+// the name) is prose the checker does not read.
+//
+// What a hop promises: it is reached from the hop on the line before by at
+// most maxHopDepth (3) static calls. The parenthesis, when present, says
+// otherwise, with clauses separated by ", ":
+//
+//   - from `Name`: reached from the earlier hop Name instead of the line
+//     before (that one returned and Name's function goes on).
+//   - via interface `pkg.I`: reached through an interface (of the project,
+//     the standard library or a module go.mod requires). The hop's type
+//     must implement every method of I, and the caller must call a method
+//     of the hop's name within 3 calls. With "through `C`" added, the
+//     caller instead hands the implementation to C, which calls it
+//     (wazero's WithStdout, net/http's Serve).
+//   - via func `F`: reached through a func value. The caller must call a
+//     value named F within 3 calls, and the hop must be stored as F
+//     somewhere: a field or key F, an assignment to F, or the argument
+//     passed for the caller's parameter F.
+//   - via table `T`: the caller must look the hop up in the variable T,
+//     and T must hold it.
+//
+// How "a static call" is found: the call graph is built from the
+// repository's Go sources with go/ast, with just enough local typing to be
+// precise. A call x.M(...) reaches the M of x's type when that type is
+// known (the receiver, a parameter, a field of either, a local made by a
+// composite literal or by a call whose result type is declared), and
+// nothing when it is an interface or another module's type; of an x of
+// unknown type it reaches every method named M in the caller's package and
+// in the project packages its file imports. pkg.F(...) reaches F of that
+// project package. Calls inside a function literal count as calls of the
+// function that holds it. So a hop that the code reaches only through an
+// interface, a func value or a table must say so, and the checker then
+// checks what that clause claims instead.
 
 import (
 	"fmt"
