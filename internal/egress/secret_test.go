@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
 )
@@ -315,5 +316,53 @@ func TestErrorsNeverQuoteSecret(t *testing.T) {
 	}
 	if strings.Contains(e.logs.String(), apiKey) {
 		t.Errorf("the key reached the log:\n%s", e.logs)
+	}
+}
+
+// TestSecretRangeDropped (issue 36, 8): a guest's Range (or If-Range,
+// Accept-Charset, A-IM) on a request carrying a host-held secret would
+// slice or re-encode an echo of the secret past the redaction; the host
+// drops them there, so the server answers the whole body, redacted. A
+// request without a secret keeps them.
+func TestSecretRangeDropped(t *testing.T) {
+	var gotRange atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotRange.Store(r.Header.Get("Range") + "|" + r.Header.Get("If-Range") + r.Header.Get("Accept-Charset") + r.Header.Get("A-IM"))
+		body := "token=" + r.Header.Get("Authorization") + "\n"
+		http.ServeContent(w, r, "echo.txt", time.Unix(1e9, 0), strings.NewReader(body))
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	s := e.session(&Policy{Allow: []Rule{secretRule(srv.URL, false)}})
+	var whole strings.Builder
+	for off := 0; off < 60; off += 10 {
+		for _, h := range []map[string][]string{
+			{"Range": {fmt.Sprintf("bytes=%d-%d", off, off+9)}},
+			{"range": {fmt.Sprintf("bytes=%d-%d", off, off+9)}, "If-Range": {time.Unix(1e9, 0).UTC().Format(http.TimeFormat)}},
+			{"Accept-Charset": {"utf-16"}, "A-IM": {"vcdiff"}},
+		} {
+			r, err := do(s, abi.HTTPRequest{URL: srv.URL + "/echo", Headers: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := gotRange.Load().(string); got != "|" {
+				t.Fatalf("the server got Range|If-Range %q on a request carrying a secret", got)
+			}
+			if r.Status != http.StatusOK || !strings.Contains(r.Body, "token="+Redacted) {
+				t.Fatalf("want the whole body redacted, got %d %q", r.Status, r.Body)
+			}
+			whole.WriteString(guestView(t, r))
+		}
+	}
+	wantNoSecret(t, "ranges", whole.String())
+
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "x.txt", time.Unix(1e9, 0), strings.NewReader("0123456789abcdef"))
+	}))
+	defer plain.Close()
+	s = e.session(&Policy{Allow: []Rule{loopRule(plain.URL)}})
+	r, err := do(s, abi.HTTPRequest{URL: plain.URL + "/x", Headers: map[string][]string{"Range": {"bytes=2-4"}}})
+	if err != nil || r.Status != http.StatusPartialContent || r.Body != "234" {
+		t.Fatalf("a Range without a secret: %+v %v", r, err)
 	}
 }
