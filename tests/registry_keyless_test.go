@@ -11,8 +11,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/sigstoretest"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestRegistryKeyless: keyless Sigstore bundles, checked offline against

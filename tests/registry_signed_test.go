@@ -13,7 +13,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestRegistrySigned: push --sign, pull --key, serve; then refused: the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
 )
 
 // TestApproveDigest: wasmcp pull printed version A and what it asks for;
@@ -20,16 +20,16 @@ func TestApproveDigest(t *testing.T) {
 	a := "sha256:" + strings.Repeat("a", 64)
 	b := "sha256:" + strings.Repeat("b", 64)
 	no := false
-	lock := &pulled.Lock{Tools: []pulled.Tool{{Name: "echo", Reference: "127.0.0.1:5000/tools/echo:v1", Digest: a, Signed: &no,
+	lock := &pull.Lock{Tools: []pull.Tool{{Name: "echo", Reference: "127.0.0.1:5000/tools/echo:v1", Digest: a, Signed: &no,
 		Pending: []string{`mount {"guest":"/","host":"/","mode":"rw"}`, `timeout = "20s"`}, PendingDigest: b}}}
-	if err := pulled.WriteLock(dir, lock); err != nil {
+	if err := pull.WriteLock(dir, lock); err != nil {
 		t.Fatal(err)
 	}
 	err := cmdApprove(context.Background(), []string{"echo", "-o", dir, "--digest", a}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), b) || !strings.Contains(err.Error(), `mount {"guest":"/"`) {
 		t.Fatalf("approve --digest of the version pull showed, after serve recorded another: %v", err)
 	}
-	got, err := pulled.ReadLock(dir)
+	got, err := pull.ReadLock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestApproveDigest(t *testing.T) {
 	if err := cmdApprove(context.Background(), []string{"echo", "-o", dir, "--digest", b}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = pulled.ReadLock(dir)
+	got, _ = pull.ReadLock(dir)
 	if tl := got.Find("echo"); tl.Approved == nil || len(*tl.Approved) != 2 || tl.Digest != b || tl.PendingDigest != "" {
 		t.Fatalf("approve --digest of the pending version: %+v", tl)
 	}

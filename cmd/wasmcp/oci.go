@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/oci"
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
 	"github.com/wasmcp/wasmcp/registry"
 )
 
@@ -121,7 +121,7 @@ Flags:
 	case err != nil:
 		return fmt.Errorf("policy: %w", err)
 	default:
-		if _, err := pulled.Grants(policy); err != nil {
+		if _, err := pull.Grants(policy); err != nil {
 			return fmt.Errorf("policy %s: %w", pf, err)
 		}
 	}
@@ -147,7 +147,7 @@ Flags:
 	if key == nil {
 		return nil
 	}
-	bundle, err := pulled.Sign(desc.Digest.String(), key)
+	bundle, err := pull.Sign(desc.Digest.String(), key)
 	if err != nil {
 		return fmt.Errorf("--sign: %w", err)
 	}
@@ -163,7 +163,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
 	var of ociFlags
 	of.register(fs)
-	out := fs.String("o", ".", "tools directory: its "+pulled.LockName+" gets the tool")
+	out := fs.String("o", ".", "tools directory: its "+pull.LockName+" gets the tool")
 	name := fs.String("name", "", "the tool's name in the tools directory (default: the repository's last element)")
 	key := fs.String("key", "", "the expected signer's public key (PEM)")
 	identity := fs.String("identity", "", "the expected signer's certificate identity (keyless; with --issuer and --trusted-root)")
@@ -176,7 +176,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 Resolves the reference to a digest once, fetches and verifies the module
 (every blob's digest, the signature against the expected signer), and
-records it in DIR/`+pulled.LockName+` pinned by that digest. Prints the digest, the
+records it in DIR/`+pull.LockName+` pinned by that digest. Prints the digest, the
 signer and the grants the module's policy asks for; they are pending until
 'wasmcp approve NAME' (a module asking for nothing is approved at once).
 'wasmcp serve --tools DIR' then serves it. A tool already in the lock
@@ -202,22 +202,22 @@ Flags:
 	if n == "" {
 		n = ref.Repository[strings.LastIndex(ref.Repository, "/")+1:]
 	}
-	if err := pulled.CheckName(n); err != nil {
+	if err := pull.CheckName(n); err != nil {
 		return fmt.Errorf("%w (give --name)", err)
 	}
-	lock, err := pulled.ReadLock(*out)
+	lock, err := pull.ReadLock(*out)
 	if err != nil {
 		return err
 	}
 	if other := lock.FindFold(n); other != nil && other.Name != n {
-		return fmt.Errorf("tool %q: %s has %q, differing only in case (one file on a case-insensitive filesystem); give --name", n, pulled.LockName, other.Name)
+		return fmt.Errorf("tool %q: %s has %q, differing only in case (one file on a case-insensitive filesystem); give --name", n, pull.LockName, other.Name)
 	}
 	if lock.Find(n) == nil {
-		if err := pulled.CheckUnowned(*out, n); err != nil {
+		if err := pull.CheckUnowned(*out, n); err != nil {
 			return fmt.Errorf("%w; give --name", err)
 		}
 	}
-	t := pulled.Tool{Name: n, RevokedKeys: lock.RevokedKeys}
+	t := pull.Tool{Name: n, RevokedKeys: lock.RevokedKeys}
 	if old := lock.Find(n); old != nil {
 		t = *old
 	}
@@ -250,11 +250,11 @@ Flags:
 		return err
 	}
 	defer cleanup()
-	cache, err := pulled.OpenCache(cdir, 0)
+	cache, err := pull.OpenCache(cdir, 0)
 	if err != nil {
 		return err
 	}
-	s := &pulled.Syncer{Dir: *out, Cache: cache, Source: c, Verify: pulled.Verify}
+	s := &pull.Syncer{Dir: *out, Cache: cache, Source: c, Verify: pull.Verify}
 	f, err := s.Fetch(ctx, &t, dgst)
 	if err != nil {
 		return fmt.Errorf("pull %s@%s refused: %w", ref.Registry+"/"+ref.Repository, dgst, err)
@@ -268,9 +268,9 @@ Flags:
 		fmt.Fprintf(stdout, "  signer  none (accepted unsigned: signed = false)\n")
 	}
 	fmt.Fprintf(stdout, "  module  %s, verified in %s\n", host.FormatBytes(int64(len(f.Module))), took.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "it asks for:\n%s", pulled.Describe(f.Grants))
+	fmt.Fprintf(stdout, "it asks for:\n%s", pull.Describe(f.Grants))
 	switch {
-	case t.Approved != nil && len(pulled.Beyond(f.Grants, *t.Approved)) == 0:
+	case t.Approved != nil && len(pull.Beyond(f.Grants, *t.Approved)) == 0:
 		t.Digest, t.Pending, t.PendingDigest = dgst, nil, ""
 		fmt.Fprintf(stdout, "within what was approved for %s: serve picks it up\n", n)
 	case len(f.Grants) == 0:
@@ -284,15 +284,15 @@ Flags:
 		}
 		t.Pending, t.PendingDigest = f.Grants, dgst
 		if t.Approved != nil {
-			fmt.Fprintf(stdout, "beyond what was approved:\n%s", pulled.Describe(pulled.Beyond(f.Grants, *t.Approved)))
+			fmt.Fprintf(stdout, "beyond what was approved:\n%s", pull.Describe(pull.Beyond(f.Grants, *t.Approved)))
 		}
 		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, dgst, *out)
 	}
 	lock.Put(t)
-	if err := pulled.WriteLockUnchanged(*out, lock); errors.Is(err, pulled.ErrLockChanged) {
+	if err := pull.WriteLockUnchanged(*out, lock); errors.Is(err, pull.ErrLockChanged) {
 		// A serve re-pulling, or an edit, wrote it while this pull ran:
 		// never overwritten with what was read before.
-		return fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(*out, pulled.LockName))
+		return fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(*out, pull.LockName))
 	} else if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ Flags:
 
 func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
-	out := fs.String("o", ".", "tools directory holding "+pulled.LockName)
+	out := fs.String("o", ".", "tools directory holding "+pull.LockName)
 	want := fs.String("digest", "", "approve only if the pending version is this digest (the one wasmcp pull showed): a running serve may have recorded a newer version, asking for more, since")
 	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp approve NAME [--digest sha256:…] [-o DIR]
 
@@ -321,16 +321,16 @@ Flags:
 		fs.Usage()
 		return errUsage
 	}
-	lock, err := pulled.ReadLock(*out)
+	lock, err := pull.ReadLock(*out)
 	if err != nil {
 		return err
 	}
 	t := lock.Find(pos[0])
 	if t == nil {
-		return fmt.Errorf("%s has no tool %q", filepath.Join(*out, pulled.LockName), pos[0])
+		return fmt.Errorf("%s has no tool %q", filepath.Join(*out, pull.LockName), pos[0])
 	}
 	if t.Approved != nil && t.PendingDigest == "" {
-		fmt.Fprintf(stdout, "%s: nothing pending; approved:\n%s", t.Name, pulled.Describe(*t.Approved))
+		fmt.Fprintf(stdout, "%s: nothing pending; approved:\n%s", t.Name, pull.Describe(*t.Approved))
 		return nil
 	}
 	pending := t.PendingDigest
@@ -338,7 +338,7 @@ Flags:
 		pending = t.Digest
 	}
 	if *want != "" && *want != pending {
-		return fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, *want, pending, pulled.Describe(t.Pending), t.Name, pending)
+		return fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, *want, pending, pull.Describe(t.Pending), t.Name, pending)
 	}
 	g := append([]string{}, t.Pending...)
 	t.Approved = &g
@@ -346,10 +346,10 @@ Flags:
 		t.Digest = t.PendingDigest
 	}
 	t.Pending, t.PendingDigest = nil, ""
-	if err := pulled.WriteLock(*out, lock); err != nil {
+	if err := pull.WriteLock(*out, lock); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "approved %s at %s:\n%s", t.Name, t.Digest, pulled.Describe(g))
+	fmt.Fprintf(stdout, "approved %s at %s:\n%s", t.Name, t.Digest, pull.Describe(g))
 	return nil
 }
 
@@ -366,7 +366,7 @@ Flags:
 `); err != nil {
 		return err
 	}
-	priv, pub, err := pulled.GenerateKey(*alg)
+	priv, pub, err := pull.GenerateKey(*alg)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
 )
 
 // pullFlags are serve's flags for the tools its lock file names.
@@ -21,7 +21,7 @@ type pullFlags struct {
 // pulledTools keeps the tools of the lock file (dir/wasmcp.lock) fetched,
 // verified and installed while serve runs; nil when there is no lock.
 type pulledTools struct {
-	syncer  *pulled.Syncer
+	syncer  *pull.Syncer
 	cleanup func()
 	log     *slog.Logger
 	// startBudget bounds the check at start as a whole (--registry-timeout):
@@ -36,7 +36,7 @@ type pulledTools struct {
 // removed, never served unchecked). The blob cache is the oci
 // subdirectory of the compilation cache, bounded by --cache-max.
 func newPulledTools(dir string, pf *pullFlags, ef *engineFlags, log *slog.Logger) (*pulledTools, error) {
-	if _, err := os.Stat(filepath.Join(dir, pulled.LockName)); errors.Is(err, fs.ErrNotExist) && len(pulled.Installed(dir)) == 0 {
+	if _, err := os.Stat(filepath.Join(dir, pull.LockName)); errors.Is(err, fs.ErrNotExist) && len(pull.Installed(dir)) == 0 {
 		return nil, nil
 	}
 	c, err := pf.client()
@@ -47,12 +47,12 @@ func newPulledTools(dir string, pf *pullFlags, ef *engineFlags, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	cache, err := pulled.OpenCache(cdir, int64(ef.cacheMax))
+	cache, err := pull.OpenCache(cdir, int64(ef.cacheMax))
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
-	return &pulledTools{syncer: &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: log}, cleanup: cleanup, log: log, startBudget: pf.timeout}, nil
+	return &pulledTools{syncer: &pull.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pull.Verify, Log: log}, cleanup: cleanup, log: log, startBudget: pf.timeout}, nil
 }
 
 // sync runs one Sync (follow: resolve tags again) and reports whether the

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
-	"github.com/wasmcp/wasmcp/internal/pulled"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
+	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestPullStartBounded: a registry that answers every request just
@@ -53,7 +53,7 @@ func TestPullStartBounded(t *testing.T) {
 	defer slow.Close()
 	slowAddr := strings.TrimPrefix(slow.URL, "http://")
 	dir := t.TempDir()
-	lock := &pulled.Lock{}
+	lock := &pull.Lock{}
 	no := false
 	for i := range 3 {
 		name := fmt.Sprintf("t%d", i)
@@ -63,10 +63,10 @@ func TestPullStartBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		empty := []string{}
-		lock.Tools = append(lock.Tools, pulled.Tool{Name: name, Reference: slowAddr + "/tools/" + name + ":v1",
+		lock.Tools = append(lock.Tools, pull.Tool{Name: name, Reference: slowAddr + "/tools/" + name + ":v1",
 			Digest: desc.Digest.String(), Signed: &no, Approved: &empty})
 	}
-	if err := pulled.WriteLock(dir, lock); err != nil {
+	if err := pull.WriteLock(dir, lock); err != nil {
 		t.Fatal(err)
 	}
 	pf := &pullFlags{ociFlags: ociFlags{timeout: opTimeout, dockerConfig: filepath.Join(t.TempDir(), "none.json"), maxModule: oci.DefaultMaxModule}}
@@ -102,8 +102,8 @@ func TestPullStartBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := []string{}
-	lock.Put(pulled.Tool{Name: "a-slow", Reference: slowAddr + "/tools/a-slow:v1", Digest: desc.Digest.String(), Signed: &no, Approved: &empty})
-	if err := pulled.WriteLock(dir, lock); err != nil {
+	lock.Put(pull.Tool{Name: "a-slow", Reference: slowAddr + "/tools/a-slow:v1", Digest: desc.Digest.String(), Signed: &no, Approved: &empty})
+	if err := pull.WriteLock(dir, lock); err != nil {
 		t.Fatal(err)
 	}
 	if took := check(); took > 3*opTimeout {

@@ -17,8 +17,8 @@ import (
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/internal/heapfloor"
 	"github.com/wasmcp/wasmcp/internal/logbatch"
-	"github.com/wasmcp/wasmcp/internal/pulled"
 	"github.com/wasmcp/wasmcp/protocol"
+	"github.com/wasmcp/wasmcp/pull"
 	"github.com/wasmcp/wasmcp/registry"
 	"github.com/wasmcp/wasmcp/telemetry"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
@@ -188,7 +188,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cf.register(fs)
 	var pf pullFlags
 	pf.register(fs)
-	fs.DurationVar(&pf.interval, "pull-interval", 0, "with a "+pulled.LockName+" in the tools directory: pull its tools again this often, following their tags (0: only at start and on SIGHUP); see docs/registry-tools.md")
+	fs.DurationVar(&pf.interval, "pull-interval", 0, "with a "+pull.LockName+" in the tools directory: pull its tools again this often, following their tags (0: only at start and on SIGHUP); see docs/registry-tools.md")
 	if err := parseFlags(fs, args, stdout, stderr, `Usage: wasmcp serve --tools DIR [--stdio | --http ADDR] [flags]
 
 Serves every .wasm module in DIR as MCP tools, resources and prompts. Each
@@ -308,11 +308,11 @@ Flags:
 	// The tools a lock file pins (docs/registry-tools.md) are fetched,
 	// verified and installed into the tools directory before the first
 	// load, from the cache when they are there.
-	pull, err := newPulledTools(*tools, &pf, &ef, log)
+	pt, err := newPulledTools(*tools, &pf, &ef, log)
 	if err != nil {
 		return err
 	}
-	defer pull.close()
+	defer pt.close()
 	reg := registry.New(*tools, engine, srv, log)
 	reg.SetObserver(ops.metrics)
 	if *skillsDir != "" {
@@ -321,7 +321,7 @@ Flags:
 	// Hot reload: --watch follows the directory, SIGHUP reloads it once.
 	// Started before the initial load so that an early SIGHUP cannot end
 	// the process; the registry serializes loads.
-	stopFollowing := followTools(ctx, reg, *tools, *watch, pull, pf.interval, log)
+	stopFollowing := followTools(ctx, reg, *tools, *watch, pt, pf.interval, log)
 	defer stopFollowing()
 	if *httpAddr != "" && *useStdio {
 		return errors.New("--stdio and --http are exclusive")
@@ -362,7 +362,7 @@ Flags:
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		pull.sync(ctx, false)
+		pt.sync(ctx, false)
 		err := reg.Load(ctx)
 		if ctx.Err() != nil {
 			srv.InterruptLoading() // calls waiting for a module hear of the shutdown

@@ -1,9 +1,9 @@
-package pulled
+package pull
 
 import (
 	"context"
 
-	"github.com/wasmcp/wasmcp/internal/signing"
+	"github.com/wasmcp/wasmcp/pull/signing"
 )
 
 // VerifyBundle verifies a Sigstore bundle over the manifest digest dgst

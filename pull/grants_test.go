@@ -1,14 +1,14 @@
-package pulled_test
+package pull_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
 )
 
 func TestGrants(t *testing.T) {
-	asked, err := pulled.Grants([]byte(`
+	asked, err := pull.Grants([]byte(`
 timeout = "20s"
 [[mount]]
 host = "data"
@@ -37,21 +37,21 @@ headers = { Authorization = { from = "API_TOKEN", prefix = "Bearer " } }
 		t.Fatalf("grants:\n%s\nwant:\n%s", strings.Join(asked, "\n"), strings.Join(want, "\n"))
 	}
 	// The same policy written in another order asks for the same.
-	again, _ := pulled.Grants([]byte("[env]\nUNITS = \"metric\"\nTOKEN = {from = \"API_TOKEN\"}\n"))
-	if b := pulled.Beyond(again, asked); len(b) != 0 {
+	again, _ := pull.Grants([]byte("[env]\nUNITS = \"metric\"\nTOKEN = {from = \"API_TOKEN\"}\n"))
+	if b := pull.Beyond(again, asked); len(b) != 0 {
 		t.Fatalf("beyond: %v", b)
 	}
-	more, _ := pulled.Grants([]byte("timeout = \"20s\"\nmemory = \"1GiB\"\n"))
-	if b := pulled.Beyond(more, asked); len(b) != 1 || b[0] != `memory = "1GiB"` {
+	more, _ := pull.Grants([]byte("timeout = \"20s\"\nmemory = \"1GiB\"\n"))
+	if b := pull.Beyond(more, asked); len(b) != 1 || b[0] != `memory = "1GiB"` {
 		t.Fatalf("beyond: %v", b)
 	}
-	if g, _ := pulled.Grants(nil); len(g) != 0 {
+	if g, _ := pull.Grants(nil); len(g) != 0 {
 		t.Fatalf("no policy asks for %v", g)
 	}
-	if _, err := pulled.Grants([]byte("memory = ")); err == nil {
+	if _, err := pull.Grants([]byte("memory = ")); err == nil {
 		t.Fatal("a broken policy parsed")
 	}
-	if d := pulled.Describe(asked); !strings.Contains(d, "outbound host, with secret headers") || !strings.Contains(d, "environment, from the host") {
+	if d := pull.Describe(asked); !strings.Contains(d, "outbound host, with secret headers") || !strings.Contains(d, "environment, from the host") {
 		t.Fatalf("describe:\n%s", d)
 	}
 }
@@ -74,12 +74,12 @@ func TestGrantsKeyCase(t *testing.T) {
 		"[access]\nScopes = [\"x\"]\n",
 		"Memory = \"4GiB\"\n",
 	} {
-		if g, err := pulled.Grants([]byte(p)); err == nil || !strings.Contains(err.Error(), "lowercase") {
+		if g, err := pull.Grants([]byte(p)); err == nil || !strings.Contains(err.Error(), "lowercase") {
 			t.Errorf("%q: grants %v, err %v", p, g, err)
 		}
 	}
 	// Names keep their case.
-	if _, err := pulled.Grants([]byte("[env]\nTOKEN = {from = \"X\"}\n[[http.allow]]\nhost = \"a.example\"\nheaders = { Authorization = { from = \"X\" } }\n[access.tools.MyTool]\nscopes = [\"s\"]\n")); err != nil {
+	if _, err := pull.Grants([]byte("[env]\nTOKEN = {from = \"X\"}\n[[http.allow]]\nhost = \"a.example\"\nheaders = { Authorization = { from = \"X\" } }\n[access.tools.MyTool]\nscopes = [\"s\"]\n")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,13 +95,13 @@ func TestDescribeFlagsToolsDirMounts(t *testing.T) {
 		{".", true}, {"./", true}, {"..", true}, {"../tools", true}, {"/", true}, {"sub/../..", true},
 		{"data", false}, {"./data", false}, {"/srv/data", false},
 	} {
-		lines, err := pulled.Grants([]byte(`mount = [{host = "` + c.host + `", guest = "/d", mode = "rw"}]`))
+		lines, err := pull.Grants([]byte(`mount = [{host = "` + c.host + `", guest = "/d", mode = "rw"}]`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := strings.Contains(pulled.Describe(lines), "TOOLS DIRECTORY")
+		got := strings.Contains(pull.Describe(lines), "TOOLS DIRECTORY")
 		if got != c.flagged {
-			t.Errorf("mount of %q: flagged %v, want %v:\n%s", c.host, got, c.flagged, pulled.Describe(lines))
+			t.Errorf("mount of %q: flagged %v, want %v:\n%s", c.host, got, c.flagged, pull.Describe(lines))
 		}
 	}
 }

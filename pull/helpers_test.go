@@ -1,4 +1,4 @@
-package pulled_test
+package pull_test
 
 import "os"
 

@@ -1,4 +1,4 @@
-package pulled
+package pull
 
 import (
 	"encoding/json"

@@ -9,8 +9,8 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // wasmHeader is the smallest valid module: a module needs no more to be a

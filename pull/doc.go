@@ -1,4 +1,4 @@
-// Package pulled keeps the tools of a tools directory that come from OCI
+// Package pull keeps the tools of a tools directory that come from OCI
 // registries: the lock file that pins each by digest and names its
 // expected signer and the grants the operator approved (lock.go), the
 // grants a module's policy asks for (grants.go), the content-addressed
@@ -7,4 +7,4 @@
 // and installs into the tools directory only what passed and asks for no
 // more than was approved. The registry package then serves those files
 // like any other.
-package pulled
+package pull

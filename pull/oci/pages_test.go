@@ -14,7 +14,7 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestSignatureReferrersPages: a registry whose referrers API pages its

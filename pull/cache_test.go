@@ -1,4 +1,4 @@
-package pulled_test
+package pull_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
 )
 
 // TestCacheStaysBounded: a publisher moving a tag at every --pull-interval
@@ -18,7 +18,7 @@ import (
 func TestCacheStaysBounded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "oci")
 	const max = 10 << 10
-	c, err := pulled.OpenCache(dir, max)
+	c, err := pull.OpenCache(dir, max)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pulled
+package pull
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // Source is where pulled tools come from; *oci.Client is one.

@@ -15,6 +15,6 @@
 // configuration (~/.docker/config.json and its credential helpers) and are
 // never part of an error or a log line.
 //
-// It does not verify signatures (package internal/signing does) and keeps
-// nothing on disk (package internal/pulled does).
+// It does not verify signatures (package pull/signing does) and keeps
+// nothing on disk (package pull does).
 package oci

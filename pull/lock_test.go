@@ -1,4 +1,4 @@
-package pulled_test
+package pull_test
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestLockRefuses: tool names differing only in case (one file on a
@@ -42,10 +42,10 @@ func TestLockRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(c.lock), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, pull.LockName), []byte(c.lock), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := pulled.ReadLock(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, err := pull.ReadLock(dir); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
@@ -60,7 +60,7 @@ func TestHandPlacedModule(t *testing.T) {
 	f := newFake(t, []ocispec.Descriptor{wasmLayer(oci.MediaTypeWasm, module, int64(len(module)))}, map[digest.Digest][]byte{digest.FromBytes(module): module})
 	dir := t.TempDir()
 	lock := fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = %q\ndigest = %q\nsigned = false\napproved = []\n", f.ref(), digest.FromBytes(f.manifest))
-	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(lock), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, pull.LockName), []byte(lock), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	hand := []byte("\x00asm\x01\x00\x00\x00 placed by hand")
@@ -72,13 +72,13 @@ func TestHandPlacedModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := pulled.OpenCache(t.TempDir(), 0)
+	cache, err := pull.OpenCache(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	syncer := func() *pulled.Syncer {
-		return &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	syncer := func() *pull.Syncer {
+		return &pull.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pull.Verify, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	}
 	s := syncer()
 	if _, err := s.Sync(context.Background(), false); err != nil {
@@ -93,7 +93,7 @@ func TestHandPlacedModule(t *testing.T) {
 	// The lock now pins a digest the registry lacks: refused, and the
 	// file placed by hand is not removed either.
 	bad := strings.Replace(lock, digest.FromBytes(f.manifest).String(), "sha256:"+strings.Repeat("0", 64), 1)
-	os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(bad), 0o644)
+	os.WriteFile(filepath.Join(dir, pull.LockName), []byte(bad), 0o644)
 	if _, err := syncer().Sync(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestHandPlacedModule(t *testing.T) {
 	}
 	// Gone: the pulled tool installs; a new run (an older version on disk,
 	// the marker there) still owns it.
-	os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(lock), 0o644)
+	os.WriteFile(filepath.Join(dir, pull.LockName), []byte(lock), 0o644)
 	os.Remove(wasm)
 	if _, err := syncer().Sync(context.Background(), false); err != nil {
 		t.Fatal(err)
@@ -122,31 +122,31 @@ func TestHandPlacedModule(t *testing.T) {
 // installFixture is a tools directory whose lock names one unsigned,
 // approved tool "echo" served by a fake registry, and a syncer maker
 // (each call a new run of serve) logging into logs.
-func installFixture(t *testing.T) (dir, lock string, syncer func() *pulled.Syncer, logs *bytes.Buffer) {
+func installFixture(t *testing.T) (dir, lock string, syncer func() *pull.Syncer, logs *bytes.Buffer) {
 	t.Helper()
 	f := newFake(t, []ocispec.Descriptor{wasmLayer(oci.MediaTypeWasm, module, int64(len(module)))}, map[digest.Digest][]byte{digest.FromBytes(module): module})
 	dir = t.TempDir()
 	lock = fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = %q\ndigest = %q\nsigned = false\napproved = []\n", f.ref(), digest.FromBytes(f.manifest))
-	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(lock), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, pull.LockName), []byte(lock), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := oci.New(oci.Options{DockerConfig: emptyConfig(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := pulled.OpenCache(t.TempDir(), 0)
+	cache, err := pull.OpenCache(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs = &bytes.Buffer{}
-	syncer = func() *pulled.Syncer {
-		return &pulled.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pulled.Verify, Log: slog.New(slog.NewTextHandler(logs, nil))}
+	syncer = func() *pull.Syncer {
+		return &pull.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pull.Verify, Log: slog.New(slog.NewTextHandler(logs, nil))}
 	}
 	return dir, lock, syncer, logs
 }
 
 // mustInstall syncs with s and checks echo.wasm is the pulled module.
-func mustInstall(t *testing.T, s *pulled.Syncer, dir string) {
+func mustInstall(t *testing.T, s *pull.Syncer, dir string) {
 	t.Helper()
 	if _, err := s.Sync(context.Background(), false); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestLockUnreadable(t *testing.T) {
 	}
 	bad := "revoked_keys = [\"sha256:9f86d0\"]\n" + lock
 	writeLock := func(s string) {
-		if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(s), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, pull.LockName), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,7 +204,7 @@ func TestLockUnreadable(t *testing.T) {
 	}
 	upper := "revoked_keys = [\"sha256:" + strings.Repeat("AB", 32) + "\"]\n" + lock
 	writeLock(upper)
-	l, err := pulled.ReadLock(dir)
+	l, err := pull.ReadLock(dir)
 	if err != nil {
 		t.Fatalf("upper-case hex in revoked_keys: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestLockUnreadable(t *testing.T) {
 func TestRemovedFromLock(t *testing.T) {
 	dir, lock, syncer, logs := installFixture(t)
 	mustInstall(t, syncer(), dir)
-	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte("# no tools\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, pull.LockName), []byte("# no tools\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := syncer().Sync(context.Background(), false); err != nil {
@@ -229,14 +229,14 @@ func TestRemovedFromLock(t *testing.T) {
 	if !strings.Contains(logs.String(), "pulled tool not in the lock; removed") {
 		t.Fatalf("log:\n%s", logs.String())
 	}
-	if err := os.WriteFile(filepath.Join(dir, pulled.LockName), []byte(lock), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, pull.LockName), []byte(lock), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mustInstall(t, syncer(), dir)
-	if got := pulled.Installed(dir); len(got) != 1 || got[0] != "echo" {
+	if got := pull.Installed(dir); len(got) != 1 || got[0] != "echo" {
 		t.Fatalf("Installed = %q", got)
 	}
-	os.Remove(filepath.Join(dir, pulled.LockName))
+	os.Remove(filepath.Join(dir, pull.LockName))
 	if _, err := syncer().Sync(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestHandPlacedScript(t *testing.T) {
 			if !strings.Contains(logs.String(), "not installed over a module placed by hand") || !strings.Contains(logs.String(), script) {
 				t.Fatalf("log:\n%s", logs.String())
 			}
-			if err := pulled.CheckUnowned(dir, "echo"); err == nil || !strings.Contains(err.Error(), script) {
+			if err := pull.CheckUnowned(dir, "echo"); err == nil || !strings.Contains(err.Error(), script) {
 				t.Fatalf("CheckUnowned: %v", err)
 			}
 			// Installed first, the script placed after: uninstalled at the
@@ -303,7 +303,7 @@ func TestHandPlacedScript(t *testing.T) {
 func TestLockEditedDuringSync(t *testing.T) {
 	f := newFake(t, []ocispec.Descriptor{wasmLayer(oci.MediaTypeWasm, module, int64(len(module)))}, map[digest.Digest][]byte{digest.FromBytes(module): module})
 	dir := t.TempDir()
-	lockPath := filepath.Join(dir, pulled.LockName)
+	lockPath := filepath.Join(dir, pull.LockName)
 	// signer differs from what the check finds (unsigned): serve rewrites it.
 	lock := fmt.Sprintf("[[tool]]\nname = \"echo\"\nreference = %q\ndigest = %q\nsigned = false\napproved = []\nsigner = \"key sha256:%s\"\n",
 		f.ref(), digest.FromBytes(f.manifest), strings.Repeat("0", 64))
@@ -336,7 +336,7 @@ func TestLockEditedDuringSync(t *testing.T) {
 	if _, err := s.Sync(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	l, err := pulled.ReadLock(dir)
+	l, err := pull.ReadLock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestCosignSigTag: a signature stored the way cosign stores it for

@@ -1,4 +1,4 @@
-package pulled
+package pull
 
 import (
 	"encoding/json"
@@ -13,8 +13,8 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/privdir"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // Cache holds pulled blobs by digest (blobs/sha256/<hex>) and the

@@ -1,4 +1,4 @@
-package pulled_test
+package pull_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // fakeRegistry serves one repository, "tools/echo", on loopback: a tag
@@ -120,13 +120,13 @@ func fetch(t *testing.T, ref string, timeout time.Duration) (error, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := pulled.OpenCache(t.TempDir()+"/oci", 0)
+	cache, err := pull.OpenCache(t.TempDir()+"/oci", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &pulled.Syncer{Dir: t.TempDir(), Cache: cache, Source: c, Verify: pulled.Verify, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &pull.Syncer{Dir: t.TempDir(), Cache: cache, Source: c, Verify: pull.Verify, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f := false
-	tool := &pulled.Tool{Name: "echo", Reference: ref, Signed: &f}
+	tool := &pull.Tool{Name: "echo", Reference: ref, Signed: &f}
 	r, err := oci.ParseRef(ref)
 	if err != nil {
 		return err, nil

@@ -1,4 +1,4 @@
-package pulled
+package pull
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // SignerPolicy is what a tool's lock entry expects of its signer, the

@@ -11,7 +11,7 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // offLoopback is a transport that forwards requests to loopback and, for

@@ -1,4 +1,4 @@
-package pulled_test
+package pull_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
-	"github.com/wasmcp/wasmcp/internal/pulled"
+	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestVerifyOnlySkipped: referrers that were all skipped (malformed, over
@@ -16,7 +16,7 @@ import (
 // never served as if unsigned.
 func TestVerifyOnlySkipped(t *testing.T) {
 	dir := t.TempDir()
-	_, pub, err := pulled.GenerateKey("")
+	_, pub, err := pull.GenerateKey("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestVerifyOnlySkipped(t *testing.T) {
 	}
 	d := "sha256:" + strings.Repeat("ab", 32)
 	sigs := []oci.Signature{{Source: "referrer sha256:1", Skipped: "signature manifest: want one layer"}, {Source: "referrer sha256:2", Skipped: "over the cap"}}
-	_, err = pulled.Verify(context.Background(), sigs, d, &pulled.Tool{Name: "echo", Key: "k.pub"}, dir)
+	_, err = pull.Verify(context.Background(), sigs, d, &pull.Tool{Name: "echo", Key: "k.pub"}, dir)
 	if err == nil || !strings.Contains(err.Error(), "no signature of "+d+" verifies") || !strings.Contains(err.Error(), "skipped: over the cap") {
 		t.Fatalf("got %v", err)
 	}

@@ -14,8 +14,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // emptyDockerConfig is a Docker configuration with no credentials, so a

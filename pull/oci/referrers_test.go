@@ -14,8 +14,8 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // countingTransport records the paths of the GET requests it carries.

@@ -1,4 +1,4 @@
-package pulled
+package pull
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/wasmcp/wasmcp/internal/oci"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // LockName is the lock file's name in a tools directory.
