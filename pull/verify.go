@@ -10,24 +10,13 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/pull/oci"
+	"github.com/wasmcp/wasmcp/pull/signing"
 )
 
-// SignerPolicy is what a tool's lock entry expects of its signer, the
-// files read.
-type SignerPolicy struct {
-	PublicKey                 []byte
-	TrustedRoot               []byte
-	Identity                  string
-	IdentityRegexp            string
-	Issuer                    string
-	KeyNotBefore, KeyNotAfter time.Time
-	RevokedKeys               []string
-	Now                       time.Time // zero: time.Now()
-}
-
-// signerPolicy reads the files t names (relative to dir).
-func signerPolicy(t *Tool, dir string) (SignerPolicy, error) {
-	p := SignerPolicy{Identity: t.Identity, IdentityRegexp: t.IdentityRegexp, Issuer: t.Issuer, RevokedKeys: t.RevokedKeys}
+// signerPolicy is what t expects of its signer, with the files it names
+// read (relative to dir).
+func signerPolicy(t *Tool, dir string) (signing.Policy, error) {
+	p := signing.Policy{Identity: t.Identity, IdentityRegexp: t.IdentityRegexp, Issuer: t.Issuer, RevokedKeys: t.RevokedKeys}
 	if err := t.checkTimes(); err != nil {
 		return p, err
 	}
@@ -75,20 +64,20 @@ func Verify(ctx context.Context, sigs []oci.Signature, dgst string, t *Tool, dir
 	}
 	var why []string
 	for _, s := range sigs {
-		var signer string
+		var res *signing.Result
 		var err error
 		switch {
 		case s.Skipped != "":
 			err = errors.New("skipped: " + s.Skipped)
 		case s.Bundle != nil:
-			signer, err = VerifyBundle(ctx, s.Bundle, dgst, p)
+			res, err = signing.Verify(ctx, s.Bundle, dgst, p)
 		case s.Payload != nil:
-			signer, err = VerifySimple(s.Payload, s.Sig, dgst, p)
+			res, err = signing.VerifySimpleSigning(s.Payload, s.Sig, dgst, p)
 		default:
 			err = errors.New("empty signature")
 		}
 		if err == nil {
-			return signer, nil
+			return res.Signer, nil
 		}
 		why = append(why, s.Source+": "+err.Error())
 	}

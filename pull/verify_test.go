@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/pull"
 	"github.com/wasmcp/wasmcp/pull/oci"
+	"github.com/wasmcp/wasmcp/pull/signing"
 )
 
 // TestVerifyOnlySkipped: referrers that were all skipped (malformed, over
@@ -16,7 +17,7 @@ import (
 // never served as if unsigned.
 func TestVerifyOnlySkipped(t *testing.T) {
 	dir := t.TempDir()
-	_, pub, err := pull.GenerateKey("")
+	_, pub, err := signing.GenerateKey("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/pull"
 	"github.com/wasmcp/wasmcp/pull/oci"
+	"github.com/wasmcp/wasmcp/pull/signing"
 	"github.com/wasmcp/wasmcp/registry"
 )
 
@@ -147,7 +148,7 @@ Flags:
 	if key == nil {
 		return nil
 	}
-	bundle, err := pull.Sign(desc.Digest.String(), key)
+	bundle, err := signing.Sign(desc.Digest.String(), key)
 	if err != nil {
 		return fmt.Errorf("--sign: %w", err)
 	}
@@ -366,7 +367,7 @@ Flags:
 `); err != nil {
 		return err
 	}
-	priv, pub, err := pull.GenerateKey(*alg)
+	priv, pub, err := signing.GenerateKey(*alg)
 	if err != nil {
 		return err
 	}

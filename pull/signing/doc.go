@@ -29,4 +29,8 @@
 // an SBOM) is never taken for a signature (ReasonNotSignature).
 //
 // Every refusal is an *Error whose Reason says which check failed.
+//
+// verify.go checks signatures (Verify, VerifySimpleSigning), sign.go makes
+// them (Sign), keys.go reads, generates and fingerprints keys and checks a
+// key's window and revocation.
 package signing

@@ -6,27 +6,16 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 )
 
@@ -120,61 +109,6 @@ func parseDigest(d string) ([]byte, error) {
 		return nil, refuse(ReasonMalformed, "digest %q is not sha256:<64 hex digits>", d)
 	}
 	return b, nil
-}
-
-// publicKey reads an ECDSA P-256/P-384 or Ed25519 public key in PEM.
-func publicKey(pemBytes []byte) (crypto.PublicKey, error) {
-	k, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
-	if err != nil {
-		return nil, refuse(ReasonPolicy, "the public key is not a PEM public key: %v", err)
-	}
-	switch pk := k.(type) {
-	case *ecdsa.PublicKey:
-		if pk.Curve == elliptic.P256() || pk.Curve == elliptic.P384() {
-			return pk, nil
-		}
-	case ed25519.PublicKey:
-		return pk, nil
-	}
-	return nil, refuse(ReasonPolicy, "the public key is %T; want ECDSA P-256 or P-384, or Ed25519", k)
-}
-
-// checkKey refuses a key that is revoked or outside its window at p.Now.
-func checkKey(pub crypto.PublicKey, p Policy) (fingerprint string, err error) {
-	fp, err := Fingerprint(pub)
-	if err != nil {
-		return "", refuse(ReasonPolicy, "the public key: %v", err)
-	}
-	bare := strings.TrimPrefix(fp, "key ")
-	for _, r := range p.RevokedKeys {
-		if subtle.ConstantTimeCompare([]byte(strings.ToLower(strings.TrimPrefix(r, "key "))), []byte(bare)) == 1 {
-			return "", refuse(ReasonRevoked, "the key %s is revoked (listed in revoked_keys)", bare)
-		}
-	}
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	if !p.KeyNotAfter.IsZero() && now.After(p.KeyNotAfter) {
-		return "", refuse(ReasonExpired, "the key %s expired at %s (key_not_after; checked at the time of verification, %s: a key-based signature carries no trusted time)",
-			bare, p.KeyNotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	}
-	if !p.KeyNotBefore.IsZero() && now.Before(p.KeyNotBefore) {
-		return "", refuse(ReasonNotYetValid, "the key %s is not valid before %s (key_not_before; now %s)",
-			bare, p.KeyNotBefore.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	}
-	return fp, nil
-}
-
-// Fingerprint is the SHA-256 of a public key's DER encoding, as Result
-// and the lock name a key-based signer.
-func Fingerprint(pub crypto.PublicKey) (string, error) {
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(der)
-	return "key sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // Verify checks a Sigstore bundle (JSON, media types v0.1 to v0.3) over
@@ -387,89 +321,6 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	return &Result{Signer: fp}, nil
 }
 
-// bundleMediaType is the media type of the bundles Sign writes.
-const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
-
-// Sign makes a Sigstore bundle (v0.3, the key's fingerprint as hint) over
-// the artifact with that digest, using a PEM private key (PKCS#8, or EC
-// PRIVATE KEY): with an ECDSA P-256 or P-384 key, a message signature over
-// the digest; with an Ed25519 key, a DSSE envelope holding an in-toto
-// statement of predicate type PredicateSign whose one subject is the
-// digest (Ed25519 signs messages, not digests: the statement is the
-// message, and it names the digest).
-//
-// The bundle is built here with the protobuf-specs types, with the same
-// fields sigstore-go's sign.Bundle writes for a key (no certificate,
-// transparency log or timestamp): importing that package would link its
-// Fulcio, Rekor and timestamp-authority clients, which a key signature
-// never uses (docs/dependencies.md, "Build cost").
-func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
-	d, err := parseDigest(digest)
-	if err != nil {
-		return nil, err
-	}
-	key, err := privateKey(privateKeyPEM)
-	if err != nil {
-		return nil, err
-	}
-	var pb *protobundle.Bundle
-	switch k := key.(type) {
-	case *ecdsa.PrivateKey:
-		pb, err = ecdsaBundle(k, d)
-	case ed25519.PrivateKey:
-		st, merr := json.Marshal(statement{Type: "https://in-toto.io/Statement/v1", PredicateType: PredicateSign,
-			Subject: []subject{{Digest: map[string]string{"sha256": hex.EncodeToString(d)}}}, Predicate: map[string]any{}})
-		if merr != nil {
-			return nil, merr
-		}
-		pb, err = ed25519Bundle(k, st)
-	default:
-		return nil, fmt.Errorf("signing: the private key is %T", key)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("signing: %w", err)
-	}
-	b, err := bundle.NewBundle(pb)
-	if err != nil {
-		return nil, fmt.Errorf("signing: %w", err)
-	}
-	return b.MarshalJSON()
-}
-
-// ecdsaBundle is a bundle holding k's signature over the SHA-256 digest d.
-func ecdsaBundle(k *ecdsa.PrivateKey, d []byte) (*protobundle.Bundle, error) {
-	sig, err := ecdsa.SignASN1(rand.Reader, k, d)
-	if err != nil {
-		return nil, err
-	}
-	return keyBundle(&k.PublicKey, &protobundle.Bundle{Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
-		MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: d},
-		Signature:     sig}}})
-}
-
-// ed25519Bundle is a bundle holding payload, an in-toto statement, in a
-// DSSE envelope signed by k: pure Ed25519 over the envelope's
-// pre-authentication encoding, as DSSE verifiers expect.
-func ed25519Bundle(k ed25519.PrivateKey, payload []byte) (*protobundle.Bundle, error) {
-	sig := ed25519.Sign(k, dsse.PAE(payloadTypeInToto, payload))
-	return keyBundle(k.Public(), &protobundle.Bundle{Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
-		Payload: payload, PayloadType: payloadTypeInToto, Signatures: []*protodsse.Signature{{Sig: sig}}}}})
-}
-
-// keyBundle completes b, which holds its content, into a v0.3 bundle
-// whose verification material is pub's fingerprint (the hint a verifier
-// with the key matches).
-func keyBundle(pub crypto.PublicKey, b *protobundle.Bundle) (*protobundle.Bundle, error) {
-	fp, err := Fingerprint(pub)
-	if err != nil {
-		return nil, err
-	}
-	b.MediaType = bundleMediaType
-	b.VerificationMaterial = &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
-		PublicKey: &protocommon.PublicKeyIdentifier{Hint: strings.TrimPrefix(fp, "key sha256:")}}}
-	return b, nil
-}
-
 // statement is the part of an in-toto statement a signature needs.
 type statement struct {
 	Type          string         `json:"_type"`
@@ -515,70 +366,4 @@ func checkStatement(payloadType string, payload, want []byte, digest string) err
 		}
 	}
 	return refuse(ReasonWrongDigest, "the statement signs %v, not %s", got, digest)
-}
-
-func privateKey(pemBytes []byte) (crypto.Signer, error) {
-	blk, _ := pem.Decode(pemBytes)
-	if blk == nil {
-		return nil, errors.New("signing: the key is not PEM")
-	}
-	if strings.Contains(blk.Type, "ENCRYPTED") {
-		return nil, errors.New("signing: the key is encrypted; wasmcp reads unencrypted PEM keys (wasmcp keygen writes one)")
-	}
-	var k any
-	var err error
-	switch blk.Type {
-	case "EC PRIVATE KEY":
-		k, err = x509.ParseECPrivateKey(blk.Bytes)
-	case "PRIVATE KEY":
-		k, err = x509.ParsePKCS8PrivateKey(blk.Bytes)
-	default:
-		return nil, fmt.Errorf("signing: a PEM block of type %q is not a private key", blk.Type)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("signing: the private key: %w", err)
-	}
-	switch pk := k.(type) {
-	case *ecdsa.PrivateKey:
-		if pk.Curve == elliptic.P256() || pk.Curve == elliptic.P384() {
-			return pk, nil
-		}
-	case ed25519.PrivateKey:
-		return pk, nil
-	}
-	return nil, fmt.Errorf("signing: the private key is %T; want ECDSA P-256 or P-384, or Ed25519", k)
-}
-
-// Key algorithms GenerateKey makes.
-const (
-	AlgorithmECDSAP256 = "ecdsa-p256"
-	AlgorithmEd25519   = "ed25519"
-)
-
-// GenerateKey returns a new key pair of the algorithm alg
-// (AlgorithmECDSAP256, the default when alg is "", or AlgorithmEd25519)
-// as PEM (PKCS#8 private key, PKIX public key).
-func GenerateKey(alg string) (privatePEM, publicPEM []byte, err error) {
-	var priv crypto.Signer
-	switch alg {
-	case "", AlgorithmECDSAP256:
-		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case AlgorithmEd25519:
-		_, priv, err = ed25519.GenerateKey(rand.Reader)
-	default:
-		return nil, nil, fmt.Errorf("signing: key algorithm %q: want %s or %s", alg, AlgorithmECDSAP256, AlgorithmEd25519)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return nil, nil, err
-	}
-	pub, err := x509.MarshalPKIXPublicKey(priv.Public())
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), nil
 }
