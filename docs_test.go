@@ -291,3 +291,27 @@ func TestRepoCommitSubjects(t *testing.T) {
 			len(long), subjectsChecked, maxSubject, subjectExceptions, strings.Join(long, "\n"))
 	}
 }
+
+// maxArchitecturePage is the size of ARCHITECTURE.md: the route of a call,
+// the package table and the hop lists, without the story of each.
+const maxArchitecturePage = 20 << 10
+
+// TestRepoArchitecturePage checks that ARCHITECTURE.md stays at most 20 KB
+// and opens with the route of a tools/call in ten numbered steps.
+func TestRepoArchitecturePage(t *testing.T) {
+	raw, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > maxArchitecturePage {
+		t.Errorf("ARCHITECTURE.md is %d bytes, over %d: shorten the prose, not the rules", len(raw), maxArchitecturePage)
+	}
+	sections := strings.Split(string(raw), "\n## ")
+	if len(sections) < 2 || !strings.HasPrefix(sections[1], "A tools/call in ten steps\n") {
+		t.Fatal(`ARCHITECTURE.md's first section is not "A tools/call in ten steps"`)
+	}
+	steps := regexp.MustCompile(`(?m)^\d+\. `).FindAllString(sections[1], -1)
+	if len(steps) != 10 {
+		t.Errorf("ARCHITECTURE.md's route has %d steps, want 10", len(steps))
+	}
+}
