@@ -19,16 +19,17 @@ const (
 	maxSecurityCell = 200      // characters (runes) in one cell
 )
 
-// testRef is a test a document names in a code span: pkg.TestName,
-// optionally a path before the package (cmd/wasmcp.TestX) and a subtest.
-var testRef = regexp.MustCompile("`(?:[a-z0-9_/]+\\.)?((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]+)(?:/[^`]*)?`")
+// testRef is a test a document names in a code span: pkg.TestName (pkg
+// the last elements of the test's directory, cmd/wasmcp.TestX), and
+// optionally a subtest after a slash.
+var testRef = regexp.MustCompile("`(?:([a-z0-9_/]+)\\.)?((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]+)(?:/[^`]*)?`")
 
-// testFuncs returns the names of the Test, Benchmark and Fuzz functions
-// declared in the repository's _test.go files.
-func testFuncs(t *testing.T) map[string]bool {
+// testFuncs returns the Test, Benchmark and Fuzz functions declared in
+// the repository's _test.go files, each with the directories declaring it.
+func testFuncs(t *testing.T) map[string][]string {
 	t.Helper()
 	decl := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]*)\(`)
-	names := map[string]bool{}
+	names := map[string][]string{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -44,7 +45,7 @@ func testFuncs(t *testing.T) map[string]bool {
 			return err
 		}
 		for _, m := range decl.FindAllSubmatch(src, -1) {
-			names[string(m[1])] = true
+			names[string(m[1])] = append(names[string(m[1])], filepath.ToSlash(filepath.Dir(path)))
 		}
 		return nil
 	})
@@ -77,10 +78,28 @@ func tableCells(line string) (cells []string, ok bool) {
 	return append(cells, strings.TrimSpace(cur.String())), true
 }
 
+// testRefProblem says what is wrong with a test a document names as
+// pkg.name: no _test.go declares it, or none in a directory pkg names.
+func testRefProblem(funcs map[string][]string, pkg, name string) string {
+	dirs := funcs[name]
+	if len(dirs) == 0 {
+		return fmt.Sprintf("names %s, which no _test.go declares", name)
+	}
+	if pkg == "" {
+		return ""
+	}
+	for _, d := range dirs {
+		if d == pkg || strings.HasSuffix(d, "/"+pkg) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("names %s.%s, but %s is declared in %s", pkg, name, name, strings.Join(dirs, ", "))
+}
+
 // TestRepoSecurityPage checks docs/security.md's shape: at most 40 KB; every
 // table is Attack | What holds | Test; no cell over 200 characters; the Test
 // cell holds only test names in code spans (or — for a stated limit); and
-// every test the page names is declared in the repository.
+// every test the page names is declared in the package it is named with.
 func TestRepoSecurityPage(t *testing.T) {
 	const page = "docs/security.md"
 	raw, err := os.ReadFile(page)
@@ -124,8 +143,8 @@ func TestRepoSecurityPage(t *testing.T) {
 			at("the Test cell holds more than test names: %q", cells[2])
 		}
 		for _, m := range testRef.FindAllStringSubmatch(cells[2], -1) {
-			if !funcs[m[1]] {
-				at("names %s, which no _test.go declares", m[1])
+			if problem := testRefProblem(funcs, m[1], m[2]); problem != "" {
+				at("%s", problem)
 			}
 		}
 		if cells[2] != "—" && len(testRef.FindAllString(cells[2], -1)) != strings.Count(cells[2], "`")/2 {
