@@ -420,15 +420,9 @@ type sample struct {
 
 // load runs the clients and gathers the report.
 func load(ctx context.Context, cfg config) (*Report, error) {
-	clients := make([]*client, cfg.Clients)
-	for i := range clients {
-		clients[i] = newClient(&cfg)
-		if err := clients[i].handshake(ctx); err != nil {
-			for _, c := range clients[:i+1] {
-				c.close()
-			}
-			return nil, err
-		}
+	clients, err := handshakeAll(ctx, &cfg)
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		for _, c := range clients {
@@ -437,112 +431,158 @@ func load(ctx context.Context, cfg config) (*Report, error) {
 	}()
 
 	start := time.Now()
-	measureFrom := start.Add(cfg.Warmup)
-	deadline := measureFrom.Add(cfg.Duration)
-	var counted atomic.Int64
-	var firstErr atomic.Pointer[string]
-	var errorsN, toolErrorsN atomic.Int64
-	lats := make([][]time.Duration, cfg.Clients)
-	var lastEnd atomic.Int64 // unix nanos of the last counted completion
-
+	run := &loadRun{cfg: &cfg, measureFrom: start.Add(cfg.Warmup)}
+	run.deadline = run.measureFrom.Add(cfg.Duration)
 	var mon *monitor
 	if cfg.PID > 0 {
 		mon = newMonitor(cfg.PID)
 	}
 	var selfStart syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &selfStart)
-	var wg sync.WaitGroup
 	startedMeasuring := make(chan struct{})
-	go func() {
-		t := time.NewTimer(time.Until(measureFrom))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		if mon != nil {
-			mon.begin()
-		}
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &selfStart)
-		close(startedMeasuring)
-	}()
-	var nextID atomic.Int64
+	go run.startMeasuring(ctx, mon, &selfStart, startedMeasuring)
+	lats := make([][]time.Duration, cfg.Clients)
+	var wg sync.WaitGroup
 	for i, cl := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			own := make([]time.Duration, 0, 4096)
-			defer func() { lats[i] = own }()
-			for ctx.Err() == nil {
-				now := time.Now()
-				if now.After(deadline) {
-					return
-				}
-				measured := !now.Before(measureFrom)
-				if measured && cfg.Requests > 0 && counted.Add(1) > cfg.Requests {
-					return
-				}
-				id := nextID.Add(1)
-				rctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-				status, _, body, err := cl.post(rctx, cl.callBody(id), "tools/call", id)
-				cancel()
-				if err == nil {
-					_, err = check(status, body, id)
-				}
-				end := time.Now()
-				if !measured || end.After(deadline) {
-					continue
-				}
-				if cfg.Requests == 0 {
-					counted.Add(1)
-				}
-				own = append(own, end.Sub(now))
-				for {
-					last := lastEnd.Load()
-					if end.UnixNano() <= last || lastEnd.CompareAndSwap(last, end.UnixNano()) {
-						break
-					}
-				}
-				if err != nil {
-					if errors.Is(err, errToolError) {
-						toolErrorsN.Add(1)
-					} else {
-						errorsN.Add(1)
-					}
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
-				}
-			}
+			lats[i] = run.client(ctx, cl)
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	// The goroutine above marks the start of measuring when its timer
-	// fires; a run with no warm-up can finish its requests before that
-	// goroutine is scheduled, so only a run that ended before measureFrom
-	// failed to measure.
-	if time.Now().Before(measureFrom) {
+	// startMeasuring marks the start of measuring when its timer fires; a
+	// run with no warm-up can finish its requests before that goroutine
+	// is scheduled, so only a run that ended before measureFrom failed to
+	// measure.
+	if time.Now().Before(run.measureFrom) {
 		return nil, errors.New("the run ended before the warm-up did")
 	}
 	<-startedMeasuring
 	var selfEnd syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &selfEnd)
+	return run.report(lats, mon, cpuTime(&selfEnd)-cpuTime(&selfStart)), nil
+}
 
+// handshakeAll opens cfg.Clients clients, each through its handshake;
+// on an error it closes those it opened.
+func handshakeAll(ctx context.Context, cfg *config) ([]*client, error) {
+	clients := make([]*client, cfg.Clients)
+	for i := range clients {
+		clients[i] = newClient(cfg)
+		if err := clients[i].handshake(ctx); err != nil {
+			for _, c := range clients[:i+1] {
+				c.close()
+			}
+			return nil, err
+		}
+	}
+	return clients, nil
+}
+
+// loadRun is one load run's timing and the counters its clients share.
+type loadRun struct {
+	cfg                  *config
+	measureFrom          time.Time // the warm-up's end
+	deadline             time.Time // the measured window's end
+	counted              atomic.Int64
+	nextID               atomic.Int64
+	errorsN, toolErrorsN atomic.Int64
+	firstErr             atomic.Pointer[string]
+	lastEnd              atomic.Int64 // unix nanos of the last counted completion
+}
+
+// startMeasuring waits for the warm-up to end (or ctx), then starts the
+// server monitor, reads this process's CPU time into selfStart and
+// closes started.
+func (run *loadRun) startMeasuring(ctx context.Context, mon *monitor, selfStart *syscall.Rusage, started chan<- struct{}) {
+	t := time.NewTimer(time.Until(run.measureFrom))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	if mon != nil {
+		mon.begin()
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, selfStart)
+	close(started)
+}
+
+// client calls the tool through cl until the deadline, the request
+// count or ctx ends the run, and returns the latencies it measured.
+func (run *loadRun) client(ctx context.Context, cl *client) []time.Duration {
+	cfg := run.cfg
+	own := make([]time.Duration, 0, 4096)
+	for ctx.Err() == nil {
+		now := time.Now()
+		if now.After(run.deadline) {
+			return own
+		}
+		measured := !now.Before(run.measureFrom)
+		if measured && cfg.Requests > 0 && run.counted.Add(1) > cfg.Requests {
+			return own
+		}
+		id := run.nextID.Add(1)
+		rctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+		status, _, body, err := cl.post(rctx, cl.callBody(id), "tools/call", id)
+		cancel()
+		if err == nil {
+			_, err = check(status, body, id)
+		}
+		end := time.Now()
+		if !measured || end.After(run.deadline) {
+			continue
+		}
+		own = append(own, end.Sub(now))
+		run.record(end, err)
+	}
+	return own
+}
+
+// record counts one measured call that ended at end with err.
+func (run *loadRun) record(end time.Time, err error) {
+	if run.cfg.Requests == 0 {
+		run.counted.Add(1)
+	}
+	for {
+		last := run.lastEnd.Load()
+		if end.UnixNano() <= last || run.lastEnd.CompareAndSwap(last, end.UnixNano()) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, errToolError) {
+			run.toolErrorsN.Add(1)
+		} else {
+			run.errorsN.Add(1)
+		}
+		msg := err.Error()
+		run.firstErr.CompareAndSwap(nil, &msg)
+	}
+}
+
+// report gathers the clients' latencies, the counters and the server
+// monitor into the Report; clientCPU is this process's CPU time while
+// measuring.
+func (run *loadRun) report(lats [][]time.Duration, mon *monitor, clientCPU time.Duration) *Report {
+	cfg := run.cfg
 	var all []time.Duration
 	for _, l := range lats {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
 	rep := &Report{Label: cfg.Label, URL: cfg.URL, Era: cfg.Era, Proto: protoName(cfg.Proto), Tool: cfg.Tool, Clients: cfg.Clients,
-		Requests: int64(len(all)), Errors: errorsN.Load(), ToolErrors: toolErrorsN.Load()}
-	if p := firstErr.Load(); p != nil {
+		Requests: int64(len(all)), Errors: run.errorsN.Load(), ToolErrors: run.toolErrorsN.Load()}
+	if p := run.firstErr.Load(); p != nil {
 		rep.FirstError = *p
 	}
 	elapsed := cfg.Duration
-	if cfg.Requests > 0 && lastEnd.Load() > 0 {
-		elapsed = time.Unix(0, lastEnd.Load()).Sub(measureFrom)
+	if cfg.Requests > 0 && run.lastEnd.Load() > 0 {
+		elapsed = time.Unix(0, run.lastEnd.Load()).Sub(run.measureFrom)
 	}
 	rep.Seconds = elapsed.Seconds()
 	if len(all) > 0 {
@@ -551,9 +591,7 @@ func load(ctx context.Context, cfg config) (*Report, error) {
 		rep.P90ms = ms(quantile(all, 0.90))
 		rep.P99ms = ms(quantile(all, 0.99))
 		rep.MaxMs = ms(all[len(all)-1])
-		cpu := time.Duration(syscall.TimevalToNsec(selfEnd.Utime) + syscall.TimevalToNsec(selfEnd.Stime) -
-			syscall.TimevalToNsec(selfStart.Utime) - syscall.TimevalToNsec(selfStart.Stime))
-		rep.ClientCPUus = float64(cpu.Microseconds()) / float64(len(all))
+		rep.ClientCPUus = float64(clientCPU.Microseconds()) / float64(len(all))
 	}
 	if mon != nil {
 		cpu, peak, end := mon.end()
@@ -563,7 +601,12 @@ func load(ctx context.Context, cfg config) (*Report, error) {
 		rep.ServerCores = cpu.Seconds() / elapsed.Seconds()
 		rep.ServerRSSPeak, rep.ServerRSSEnd = peak, end
 	}
-	return rep, nil
+	return rep
+}
+
+// cpuTime is the user and system CPU time in ru.
+func cpuTime(ru *syscall.Rusage) time.Duration {
+	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
 }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {
