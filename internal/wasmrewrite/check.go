@@ -115,8 +115,7 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := &Info{}
-	var tables, memories, globals uint32
+	k := &checker{c: c, info: &Info{}}
 	last := byte(0)
 	for _, s := range secs {
 		if s.ID != SecCustom {
@@ -128,121 +127,172 @@ func Check(wasm []byte, c Caps) (*Info, error) {
 			}
 			last = s.ID
 		}
-		r := &Reader{B: s.Body}
-		var err error
-		switch s.ID {
-		case SecCustom:
-			err = checkCustom(r)
-		case SecType:
-			err = checkTypes(r, c, info)
-		case SecImport:
-			if err = checkCount(r, c.Imports, "Imports", "imports"); err == nil {
-				info.Imports, err = readImports(s.Body)
-				r.I = len(r.B)
-			}
-			for _, im := range info.Imports {
-				switch im.Kind {
-				case ImportFunc:
-					info.Functions++
-				case ImportTable:
-					tables++
-				case ImportMemory:
-					memories++
-				case ImportGlobal:
-					globals++
-				}
-			}
-		case SecFunction:
-			var n uint32
-			if n, err = vec(r, "functions"); err == nil {
-				for i := uint32(0); i < n; i++ {
-					r.U32()
-				}
-				info.Functions += n
-				if info.Functions > c.Functions {
-					err = overCap("Functions", "%d functions; the limit is %d", info.Functions, c.Functions)
-				}
-			}
-		case SecTable:
-			var n uint32
-			if n, err = vec(r, "tables"); err == nil {
-				for i := uint32(0); i < n && r.Err == nil; i++ {
-					r.Byte() // reference type
-					info.Tables = append(info.Tables, r.Limits())
-				}
-			}
-			tables += n
-		case SecMemory:
-			var n uint32
-			if n, err = vec(r, "memories"); err == nil {
-				for i := uint32(0); i < n && r.Err == nil; i++ {
-					r.Limits()
-				}
-			}
-			memories += n
-		case SecTag:
-			err = checkCount(r, c.Tags, "Tags", "tags")
-			for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
-				r.Byte()
-				r.U32()
-			}
-		case SecGlobal:
-			var n uint32
-			if n, err = vec(r, "globals"); err == nil {
-				for i := uint32(0); i < n && r.Err == nil; i++ {
-					r.Byte()
-					r.Byte()
-					constExpr(r)
-				}
-			}
-			globals += n
-		case SecExport:
-			err = checkCount(r, c.Exports, "Exports", "exports")
-			for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
-				r.Name()
-				r.Byte()
-				r.U32()
-			}
-		case SecStart:
-			r.U32()
-		case SecElement:
-			err = checkElements(r, c, info)
-		case SecDataCount:
-			r.U32()
-		case SecCode:
-			if len(s.Body) > int(c.CodeBytes) {
-				err = overCap("CodeBytes", "the code section is %d bytes; the limit is %d", len(s.Body), c.CodeBytes)
-				break
-			}
-			info.CodeBytes = uint64(len(s.Body))
-			err = checkCode(r, c, info)
-		case SecData:
-			err = checkData(r, c, info)
-		}
-		if err == nil && r.Err == nil && !r.Done() {
-			r.Fail("trailing bytes")
-		}
-		if err == nil {
-			err = r.Err
-		}
-		if err != nil {
+		if err := k.section(s); err != nil {
 			return nil, fmt.Errorf("section %d: %w", s.ID, err)
 		}
 	}
-	switch {
-	case tables > c.Tables:
-		return nil, overCap("Tables", "%d tables; the limit is %d", tables, c.Tables)
-	case memories > c.Memories:
-		return nil, overCap("Memories", "%d memories; the limit is %d", memories, c.Memories)
-	case globals > c.Globals:
-		return nil, overCap("Globals", "%d globals; the limit is %d", globals, c.Globals)
+	return k.totals()
+}
+
+// checker is Check's state across sections: the caps, the Info so far,
+// and the tables, memories and globals counted (imported ones included).
+type checker struct {
+	c                            Caps
+	info                         *Info
+	nTables, nMemories, nGlobals uint32
+}
+
+// section checks one section's body whole: its entries, the caps they
+// count towards, and no bytes left over.
+func (k *checker) section(s Section) error {
+	r := &Reader{B: s.Body}
+	var err error
+	switch s.ID {
+	case SecCustom:
+		err = checkCustom(r)
+	case SecType:
+		err = checkTypes(r, k.c, k.info)
+	case SecImport:
+		err = k.imports(r)
+	case SecFunction:
+		err = k.functions(r)
+	case SecTable:
+		err = k.tables(r)
+	case SecMemory:
+		err = k.memories(r)
+	case SecTag:
+		err = checkCount(r, k.c.Tags, "Tags", "tags")
+		for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
+			r.Byte()
+			r.U32()
+		}
+	case SecGlobal:
+		err = k.globals(r)
+	case SecExport:
+		err = checkCount(r, k.c.Exports, "Exports", "exports")
+		for n := r.U32(); err == nil && n > 0 && r.Err == nil; n-- {
+			r.Name()
+			r.Byte()
+			r.U32()
+		}
+	case SecStart, SecDataCount:
+		r.U32()
+	case SecElement:
+		err = checkElements(r, k.c, k.info)
+	case SecCode:
+		if len(s.Body) > int(k.c.CodeBytes) {
+			return overCap("CodeBytes", "the code section is %d bytes; the limit is %d", len(s.Body), k.c.CodeBytes)
+		}
+		k.info.CodeBytes = uint64(len(s.Body))
+		err = checkCode(r, k.c, k.info)
+	case SecData:
+		err = checkData(r, k.c, k.info)
 	}
-	info.Globals = globals
-	switch {
-	case info.Functions > c.Functions:
-		return nil, overCap("Functions", "%d functions; the limit is %d", info.Functions, c.Functions)
+	if err == nil && r.Err == nil && !r.Done() {
+		r.Fail("trailing bytes")
 	}
-	return info, nil
+	if err == nil {
+		err = r.Err
+	}
+	return err
+}
+
+// imports reads the import section into info.Imports and counts the
+// functions, tables, memories and globals it imports.
+func (k *checker) imports(r *Reader) error {
+	err := checkCount(r, k.c.Imports, "Imports", "imports")
+	if err == nil {
+		k.info.Imports, err = readImports(r.B)
+		r.I = len(r.B)
+	}
+	for _, im := range k.info.Imports {
+		switch im.Kind {
+		case ImportFunc:
+			k.info.Functions++
+		case ImportTable:
+			k.nTables++
+		case ImportMemory:
+			k.nMemories++
+		case ImportGlobal:
+			k.nGlobals++
+		}
+	}
+	return err
+}
+
+// functions reads the function section, counting its functions against
+// the Functions cap.
+func (k *checker) functions(r *Reader) error {
+	n, err := vec(r, "functions")
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		r.U32()
+	}
+	k.info.Functions += n
+	if k.info.Functions > k.c.Functions {
+		return overCap("Functions", "%d functions; the limit is %d", k.info.Functions, k.c.Functions)
+	}
+	return nil
+}
+
+// tables reads the table section: each table's limits into info.Tables.
+func (k *checker) tables(r *Reader) error {
+	n, err := vec(r, "tables")
+	if err == nil {
+		for i := uint32(0); i < n && r.Err == nil; i++ {
+			r.Byte() // reference type
+			k.info.Tables = append(k.info.Tables, r.Limits())
+		}
+	}
+	k.nTables += n
+	return err
+}
+
+// memories reads the memory section.
+func (k *checker) memories(r *Reader) error {
+	n, err := vec(r, "memories")
+	if err == nil {
+		for i := uint32(0); i < n && r.Err == nil; i++ {
+			r.Limits()
+		}
+	}
+	k.nMemories += n
+	return err
+}
+
+// globals reads the global section: each global's type and initializer.
+func (k *checker) globals(r *Reader) error {
+	n, err := vec(r, "globals")
+	if err == nil {
+		for i := uint32(0); i < n && r.Err == nil; i++ {
+			r.Byte()
+			r.Byte()
+			constExpr(r)
+		}
+	}
+	k.nGlobals += n
+	return err
+}
+
+// totals checks the counts summed over the sections against their caps
+// and returns the Info.
+func (k *checker) totals() (*Info, error) {
+	c := k.c
+	switch {
+	case k.nTables > c.Tables:
+		return nil, overCap("Tables", "%d tables; the limit is %d", k.nTables, c.Tables)
+	case k.nMemories > c.Memories:
+		return nil, overCap("Memories", "%d memories; the limit is %d", k.nMemories, c.Memories)
+	case k.nGlobals > c.Globals:
+		return nil, overCap("Globals", "%d globals; the limit is %d", k.nGlobals, c.Globals)
+	}
+	k.info.Globals = k.nGlobals
+	if k.info.Functions > c.Functions {
+		return nil, overCap("Functions", "%d functions; the limit is %d", k.info.Functions, c.Functions)
+	}
+	return k.info, nil
 }
 
 // OverCapError is Check's error for a module over one of its Caps. It
