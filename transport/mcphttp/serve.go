@@ -26,75 +26,19 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 	}
 	opts.defaults()
 	h := New(srv, opts)
-	// Middleware (an authentication guard) wraps the handler on every
-	// protocol served.
-	var handler http.Handler = h
-	if opts.Middleware != nil {
-		guarded := opts.Middleware(h)
-		handler = guarded
-		if len(opts.ExtraRoutes) > 0 {
-			// The operator's routes (probes, metrics) are not behind the
-			// guard: a load balancer's probe carries no credentials. The
-			// Host and Origin checks still apply.
-			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if _, ok := opts.ExtraRoutes[r.URL.Path]; ok {
-					h.ServeHTTP(w, r)
-					return
-				}
-				guarded.ServeHTTP(w, r)
-			})
-		}
-	}
-	if opts.Wrap != nil {
-		handler = opts.Wrap(handler)
-	}
-	if lo, _ := isLoopback(opts.Addr); !lo && opts.Middleware == nil && len(opts.AllowedHosts) == 0 {
-		opts.Logger.Warn("serving on a non-loopback address: any Host header is accepted and nothing authenticates "+
-			"callers; anyone who can reach this address can call every tool (bind 127.0.0.1, or set the allowed hosts "+
-			"and put an authenticating proxy in front)", "addr", opts.Addr)
-	} else if !lo && opts.Middleware == nil {
-		opts.Logger.Warn("serving on a non-loopback address: nothing authenticates callers; anyone who can reach "+
-			"this address with an allowed Host can call every tool", "addr", opts.Addr)
-	}
+	handler := guard(h, opts)
+	warnExposed(opts)
 	ln = newLimitListener(ln, opts.MaxConns, opts.MaxConnsPerAddr, h.refused)
-	hs := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    opts.MaxHeaderBytes,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: opts.MaxConcurrentStreams},
-		// net/http logs accept errors here too, but the listener has
-		// already logged them at warning level.
-		ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
-	}
-	var protos http.Protocols
-	protos.SetHTTP1(true)
-	useTLS := opts.TLSCert != "" || opts.TLSKey != ""
-	if useTLS {
-		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
-		if err != nil {
-			return fmt.Errorf("mcphttp: loading the TLS certificate: %w", err)
-		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		protos.SetHTTP2(true)
-	} else {
-		protos.SetUnencryptedHTTP2(true)
+	hs, useTLS, err := newHTTPServer(handler, opts)
+	if err != nil {
+		return err
 	}
 	var h3 *http3Server
 	if opts.HTTP3 {
-		if !useTLS {
-			return errors.New("mcphttp: HTTP/3 needs TLS (TLSCert and TLSKey)")
-		}
-		var err error
-		if h3, err = listenHTTP3(handler, ln.Addr(), hs.TLSConfig, opts, h.refused); err != nil {
+		if h3, err = startHTTP3(hs, handler, ln.Addr(), useTLS, opts, h.refused); err != nil {
 			return err
 		}
-		hs.Handler = h3.advertise(handler)
-		h3.serve()
-		opts.Logger.Info("serving HTTP/3", "udp", h3.conn.LocalAddr().String(), "max_streams", h3.srv.QUICConfig.MaxIncomingStreams,
-			"max_conns", opts.MaxConns, "max_conns_per_addr", opts.MaxConnsPerAddr)
 	}
-	hs.Protocols = &protos
 	hs.RegisterOnShutdown(h.BeginShutdown)
 
 	errc := make(chan error, 1)
@@ -125,6 +69,101 @@ func Serve(ctx context.Context, ln net.Listener, srv *protocol.Server, opts Opti
 		return fmt.Errorf("mcphttp: serving HTTP/3: %w", err)
 	case <-ctx.Done():
 	}
+	return shutdown(h, hs, h3, errc, opts)
+}
+
+// guard wraps h in opts.Middleware (an authentication guard) on every
+// protocol served, leaving the operator's ExtraRoutes outside it, then
+// in opts.Wrap.
+func guard(h *Handler, opts Options) http.Handler {
+	var handler http.Handler = h
+	if opts.Middleware != nil {
+		guarded := opts.Middleware(h)
+		handler = guarded
+		if len(opts.ExtraRoutes) > 0 {
+			// The operator's routes (probes, metrics) are not behind the
+			// guard: a load balancer's probe carries no credentials. The
+			// Host and Origin checks still apply.
+			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, ok := opts.ExtraRoutes[r.URL.Path]; ok {
+					h.ServeHTTP(w, r)
+					return
+				}
+				guarded.ServeHTTP(w, r)
+			})
+		}
+	}
+	if opts.Wrap != nil {
+		handler = opts.Wrap(handler)
+	}
+	return handler
+}
+
+// warnExposed warns when a non-loopback address is served with nothing
+// authenticating callers (and, worse, any Host accepted).
+func warnExposed(opts Options) {
+	if lo, _ := isLoopback(opts.Addr); !lo && opts.Middleware == nil && len(opts.AllowedHosts) == 0 {
+		opts.Logger.Warn("serving on a non-loopback address: any Host header is accepted and nothing authenticates "+
+			"callers; anyone who can reach this address can call every tool (bind 127.0.0.1, or set the allowed hosts "+
+			"and put an authenticating proxy in front)", "addr", opts.Addr)
+	} else if !lo && opts.Middleware == nil {
+		opts.Logger.Warn("serving on a non-loopback address: nothing authenticates callers; anyone who can reach "+
+			"this address with an allowed Host can call every tool", "addr", opts.Addr)
+	}
+}
+
+// newHTTPServer is the HTTP/1.1 and HTTP/2 server of handler: over TLS
+// (useTLS) when opts names a certificate, else h2c.
+func newHTTPServer(handler http.Handler, opts Options) (hs *http.Server, useTLS bool, err error) {
+	hs = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: opts.MaxConcurrentStreams},
+		// net/http logs accept errors here too, but the listener has
+		// already logged them at warning level.
+		ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+	}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	useTLS = opts.TLSCert != "" || opts.TLSKey != ""
+	if useTLS {
+		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return nil, false, fmt.Errorf("mcphttp: loading the TLS certificate: %w", err)
+		}
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		protos.SetHTTP2(true)
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+	}
+	hs.Protocols = &protos
+	return hs, useTLS, nil
+}
+
+// startHTTP3 serves handler over HTTP/3 on the UDP port of addr and has
+// hs advertise it. HTTP/3 needs TLS.
+func startHTTP3(hs *http.Server, handler http.Handler, addr net.Addr, useTLS bool, opts Options, refused *rateLog) (*http3Server, error) {
+	if !useTLS {
+		return nil, errors.New("mcphttp: HTTP/3 needs TLS (TLSCert and TLSKey)")
+	}
+	h3, err := listenHTTP3(handler, addr, hs.TLSConfig, opts, refused)
+	if err != nil {
+		return nil, err
+	}
+	hs.Handler = h3.advertise(handler)
+	h3.serve()
+	opts.Logger.Info("serving HTTP/3", "udp", h3.conn.LocalAddr().String(), "max_streams", h3.srv.QUICConfig.MaxIncomingStreams,
+		"max_conns", opts.MaxConns, "max_conns_per_addr", opts.MaxConnsPerAddr)
+	return h3, nil
+}
+
+// shutdown ends a Serve whose ctx is done: it reports draining, keeps
+// serving for opts.DrainDelay, lets requests finish for up to
+// opts.ShutdownGrace, then ends every session, closes what remains and
+// returns the serve loop's error (errc), if any but the close.
+func shutdown(h *Handler, hs *http.Server, h3 *http3Server, errc <-chan error, opts Options) error {
 	if opts.Draining != nil {
 		opts.Draining()
 	}
