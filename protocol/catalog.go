@@ -94,38 +94,25 @@ func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
 	return newCatalog(mods, nil, log)
 }
 
+// newCatalog builds the catalog of mods (see NewCatalog) and the
+// operator's skills.
 func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger) (*Catalog, []Conflict) {
 	if log == nil {
 		log = slog.Default()
 	}
 	sorted := append([]Module(nil), mods...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
-	c := &Catalog{
-		modules:   sorted,
-		toolIdx:   map[string]*toolEntry{},
-		resIdx:    map[string]*resourceEntry{},
-		promptIdx: map[string]*promptEntry{},
-		complete:  map[string]Module{},
-	}
-	var conflicts []Conflict
-	owner := map[string]string{}
-	claim := func(kind, name, mod string) bool {
-		key := kind + "\x00" + name
-		if prev, ok := owner[key]; ok {
-			conflicts = append(conflicts, Conflict{Kind: kind, Name: name, Kept: prev, Dropped: mod})
-			log.Warn("duplicate name; the first module keeps it", "kind", kind, "name", name, "kept", prev, "dropped", mod)
-			return false
-		}
-		owner[key] = mod
-		return true
-	}
-	tmplSeen := map[string]bool{}
-	refuse := func(kind, name, mod, problem string) bool {
-		if problem == "" {
-			return false
-		}
-		log.Warn("declaration refused", "kind", kind, "name", shortText(name), "module", mod, "why", problem)
-		return true
+	b := &catalogBuilder{
+		c: &Catalog{
+			modules:   sorted,
+			toolIdx:   map[string]*toolEntry{},
+			resIdx:    map[string]*resourceEntry{},
+			promptIdx: map[string]*promptEntry{},
+			complete:  map[string]Module{},
+		},
+		log:      log,
+		owner:    map[string]string{},
+		tmplSeen: map[string]bool{},
 	}
 	var instr strings.Builder
 	for _, m := range sorted {
@@ -135,65 +122,118 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 				instr.WriteString("\n\n")
 			}
 			instr.WriteString("## " + m.Name() + "\n\n" + text)
-			c.instrOf = append(c.instrOf, moduleInstructions{mod: m, text: "## " + m.Name() + "\n\n" + text})
+			b.c.instrOf = append(b.c.instrOf, moduleInstructions{mod: m, text: "## " + m.Name() + "\n\n" + text})
 		}
-		for i := range d.Tools {
-			t := &d.Tools[i]
-			if refuse("tool", t.Name, m.Name(), toolTextProblem(t)) || !claim("tool", t.Name, m.Name()) {
-				continue
-			}
-			s, _ := m.Schemas(t.Name)
-			e := &toolEntry{tool: t, mod: m, schemas: s, headers: toolParamHeaders(t.Name, t.InputSchema, log)}
-			for sh := range e.enc {
-				e.enc[sh] = encodeTool(t, toolShape(sh))
-			}
-			c.tools = append(c.tools, e)
-			c.toolIdx[t.Name] = e
-		}
-		for i := range d.Resources {
-			r := &d.Resources[i]
-			if refuse("resource", r.URI, m.Name(), resourceTextProblem(r)) || !claim("resource", r.URI, m.Name()) {
-				continue
-			}
-			enc, _ := json.Marshal(r)
-			e := &resourceEntry{res: r, mod: m, enc: enc}
-			c.resources = append(c.resources, e)
-			c.resIdx[r.URI] = e
-		}
-		for i := range d.ResourceTemplates {
-			rt := &d.ResourceTemplates[i]
-			t, err := uritemplate.Parse(rt.URITemplate)
-			if err != nil || refuse("template", rt.URITemplate, m.Name(), templateTextProblem(rt)) || tmplSeen[rt.URITemplate] || !claim("template", rt.URITemplate, m.Name()) {
-				continue
-			}
-			tmplSeen[rt.URITemplate] = true
-			enc, _ := json.Marshal(rt)
-			c.templates = append(c.templates, &templateEntry{tmpl: rt, t: t, mod: m, enc: enc})
-			if d.Completions {
-				c.complete["template\x00"+rt.URITemplate] = m
-			}
-		}
-		for i := range d.Prompts {
-			p := &d.Prompts[i]
-			if refuse("prompt", p.Name, m.Name(), promptTextProblem(p)) || !claim("prompt", p.Name, m.Name()) {
-				continue
-			}
-			enc, _ := json.Marshal(p)
-			e := &promptEntry{prompt: p, mod: m, enc: enc}
-			c.prompts = append(c.prompts, e)
-			c.promptIdx[p.Name] = e
-			if d.Completions {
-				c.complete["prompt\x00"+p.Name] = m
-			}
-		}
+		b.addTools(m, d)
+		b.addResources(m, d)
+		b.addTemplates(m, d)
+		b.addPrompts(m, d)
 	}
-	conflicts = append(conflicts, c.addSkills(operatorSkills, log)...)
+	c := b.c
+	conflicts := append(b.conflicts, c.addSkills(operatorSkills, log)...)
 	sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].tool.Name < c.tools[j].tool.Name })
 	sort.Slice(c.resources, func(i, j int) bool { return c.resources[i].res.URI < c.resources[j].res.URI })
 	sort.Slice(c.templates, func(i, j int) bool { return c.templates[i].tmpl.URITemplate < c.templates[j].tmpl.URITemplate })
 	sort.Slice(c.prompts, func(i, j int) bool { return c.prompts[i].prompt.Name < c.prompts[j].prompt.Name })
 	c.instructions = instr.String()
 	return c, conflicts
+}
+
+// catalogBuilder is newCatalog's state while it takes the modules in
+// name order: the catalog so far, who owns each name, and the conflicts.
+type catalogBuilder struct {
+	c         *Catalog
+	log       *slog.Logger
+	owner     map[string]string // kind NUL name → the module that has it
+	tmplSeen  map[string]bool
+	conflicts []Conflict
+}
+
+// claim gives kind's name to mod unless an earlier module has it; then
+// the conflict is recorded and logged, and claim returns false.
+func (b *catalogBuilder) claim(kind, name, mod string) bool {
+	key := kind + "\x00" + name
+	if prev, ok := b.owner[key]; ok {
+		b.conflicts = append(b.conflicts, Conflict{Kind: kind, Name: name, Kept: prev, Dropped: mod})
+		b.log.Warn("duplicate name; the first module keeps it", "kind", kind, "name", name, "kept", prev, "dropped", mod)
+		return false
+	}
+	b.owner[key] = mod
+	return true
+}
+
+// refuse logs and reports true when a declaration's texts have a problem.
+func (b *catalogBuilder) refuse(kind, name, mod, problem string) bool {
+	if problem == "" {
+		return false
+	}
+	b.log.Warn("declaration refused", "kind", kind, "name", shortText(name), "module", mod, "why", problem)
+	return true
+}
+
+// addTools adds the tools m declares, each encoded in every shape.
+func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
+	for i := range d.Tools {
+		t := &d.Tools[i]
+		if b.refuse("tool", t.Name, m.Name(), toolTextProblem(t)) || !b.claim("tool", t.Name, m.Name()) {
+			continue
+		}
+		s, _ := m.Schemas(t.Name)
+		e := &toolEntry{tool: t, mod: m, schemas: s, headers: toolParamHeaders(t.Name, t.InputSchema, b.log)}
+		for sh := range e.enc {
+			e.enc[sh] = encodeTool(t, toolShape(sh))
+		}
+		b.c.tools = append(b.c.tools, e)
+		b.c.toolIdx[t.Name] = e
+	}
+}
+
+// addResources adds the resources m declares.
+func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
+	for i := range d.Resources {
+		r := &d.Resources[i]
+		if b.refuse("resource", r.URI, m.Name(), resourceTextProblem(r)) || !b.claim("resource", r.URI, m.Name()) {
+			continue
+		}
+		enc, _ := json.Marshal(r)
+		e := &resourceEntry{res: r, mod: m, enc: enc}
+		b.c.resources = append(b.c.resources, e)
+		b.c.resIdx[r.URI] = e
+	}
+}
+
+// addTemplates adds the resource templates m declares that parse.
+func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
+	for i := range d.ResourceTemplates {
+		rt := &d.ResourceTemplates[i]
+		t, err := uritemplate.Parse(rt.URITemplate)
+		if err != nil || b.refuse("template", rt.URITemplate, m.Name(), templateTextProblem(rt)) || b.tmplSeen[rt.URITemplate] || !b.claim("template", rt.URITemplate, m.Name()) {
+			continue
+		}
+		b.tmplSeen[rt.URITemplate] = true
+		enc, _ := json.Marshal(rt)
+		b.c.templates = append(b.c.templates, &templateEntry{tmpl: rt, t: t, mod: m, enc: enc})
+		if d.Completions {
+			b.c.complete["template\x00"+rt.URITemplate] = m
+		}
+	}
+}
+
+// addPrompts adds the prompts m declares.
+func (b *catalogBuilder) addPrompts(m Module, d *abi.Description) {
+	for i := range d.Prompts {
+		p := &d.Prompts[i]
+		if b.refuse("prompt", p.Name, m.Name(), promptTextProblem(p)) || !b.claim("prompt", p.Name, m.Name()) {
+			continue
+		}
+		enc, _ := json.Marshal(p)
+		e := &promptEntry{prompt: p, mod: m, enc: enc}
+		b.c.prompts = append(b.c.prompts, e)
+		b.c.promptIdx[p.Name] = e
+		if d.Completions {
+			b.c.complete["prompt\x00"+p.Name] = m
+		}
+	}
 }
 
 // Modules returns the catalog's modules in name order.
