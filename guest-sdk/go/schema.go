@@ -48,64 +48,47 @@ type Property struct {
 
 // MarshalJSON writes the schema with keywords in a stable order.
 func (s *Schema) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	put := func(k string, v any) error {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		kb, _ := marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := marshal(v)
-		if err != nil {
-			return err
-		}
-		b.Write(vb)
-		return nil
-	}
-	var err error
-	try := func(k string, v any) {
-		if err == nil {
-			err = put(k, v)
-		}
-	}
+	var w objectWriter
+	s.writeAnnotations(&w)
+	s.writeBounds(&w)
+	s.writeChildren(&w)
+	return w.close()
+}
+
+// writeAnnotations writes type, title, description, format,
+// contentEncoding, pattern, enum and default.
+func (s *Schema) writeAnnotations(w *objectWriter) {
 	switch len(s.Type) {
 	case 0:
 	case 1:
-		try("type", s.Type[0])
+		w.put("type", s.Type[0])
 	default:
-		try("type", s.Type)
+		w.put("type", s.Type)
 	}
-	if s.Title != "" {
-		try("title", s.Title)
-	}
-	if s.Description != "" {
-		try("description", s.Description)
-	}
-	if s.Format != "" {
-		try("format", s.Format)
-	}
-	if s.ContentEncoding != "" {
-		try("contentEncoding", s.ContentEncoding)
-	}
-	if s.Pattern != "" {
-		try("pattern", s.Pattern)
+	for _, kv := range []struct{ k, v string }{
+		{"title", s.Title}, {"description", s.Description}, {"format", s.Format},
+		{"contentEncoding", s.ContentEncoding}, {"pattern", s.Pattern},
+	} {
+		if kv.v != "" {
+			w.put(kv.k, kv.v)
+		}
 	}
 	if s.Enum != nil {
-		try("enum", s.Enum)
+		w.put("enum", s.Enum)
 	}
 	if s.HasDefault {
-		try("default", s.Default)
+		w.put("default", s.Default)
 	}
+}
+
+// writeBounds writes the numeric, length and item-count bounds.
+func (s *Schema) writeBounds(w *objectWriter) {
 	for _, kv := range []struct {
 		k string
 		v *float64
 	}{{"minimum", s.Minimum}, {"maximum", s.Maximum}, {"exclusiveMinimum", s.ExclusiveMinimum}, {"exclusiveMaximum", s.ExclusiveMaximum}} {
 		if kv.v != nil {
-			try(kv.k, *kv.v)
+			w.put(kv.k, *kv.v)
 		}
 	}
 	for _, kv := range []struct {
@@ -113,43 +96,85 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 		v *int
 	}{{"minLength", s.MinLength}, {"maxLength", s.MaxLength}, {"minItems", s.MinItems}, {"maxItems", s.MaxItems}} {
 		if kv.v != nil {
-			try(kv.k, *kv.v)
+			w.put(kv.k, *kv.v)
 		}
 	}
+}
+
+// writeChildren writes items, properties (in declaration order),
+// required and additionalProperties.
+func (s *Schema) writeChildren(w *objectWriter) {
 	if s.Items != nil {
-		try("items", s.Items)
+		w.put("items", s.Items)
 	}
 	if s.Properties != nil {
 		// A struct always lists its properties, possibly none.
-		var pb bytes.Buffer
-		pb.WriteByte('{')
-		for i, p := range s.Properties {
-			if i > 0 {
-				pb.WriteByte(',')
-			}
-			kb, _ := marshal(p.Name)
-			pb.Write(kb)
-			pb.WriteByte(':')
-			vb, e := marshal(p.Schema)
-			if e != nil && err == nil {
-				err = e
-			}
-			pb.Write(vb)
+		var props objectWriter
+		for _, p := range s.Properties {
+			props.put(p.Name, p.Schema)
 		}
-		pb.WriteByte('}')
-		try("properties", json.RawMessage(pb.Bytes()))
+		raw, err := props.close()
+		if err != nil {
+			w.fail(err)
+		} else {
+			w.put("properties", json.RawMessage(raw))
+		}
 	}
 	if len(s.Required) > 0 {
-		try("required", s.Required)
+		w.put("required", s.Required)
 	}
 	if s.AdditionalProperties != nil {
-		try("additionalProperties", s.AdditionalProperties)
+		w.put("additionalProperties", s.AdditionalProperties)
 	}
+}
+
+// objectWriter writes a JSON object member by member; after the first
+// error it writes nothing more and close returns that error.
+type objectWriter struct {
+	b   bytes.Buffer
+	n   int // members written
+	err error
+}
+
+// put writes the member k: v.
+func (w *objectWriter) put(k string, v any) {
+	if w.err != nil {
+		return
+	}
+	vb, err := marshal(v)
 	if err != nil {
-		return nil, err
+		w.err = err
+		return
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	if w.n == 0 {
+		w.b.WriteByte('{')
+	} else {
+		w.b.WriteByte(',')
+	}
+	w.n++
+	kb, _ := marshal(k)
+	w.b.Write(kb)
+	w.b.WriteByte(':')
+	w.b.Write(vb)
+}
+
+// fail records err unless an error is recorded already.
+func (w *objectWriter) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// close ends the object and returns it, or the first error.
+func (w *objectWriter) close() ([]byte, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.n == 0 {
+		w.b.WriteByte('{')
+	}
+	w.b.WriteByte('}')
+	return w.b.Bytes(), nil
 }
 
 // SchemaFor returns the JSON Schema the SDK generates for values of type t.
