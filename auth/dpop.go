@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -40,13 +39,18 @@ type DPoPConfig struct {
 	// DefaultDPoPAlgorithms. Only asymmetric algorithms are allowed.
 	Algorithms []string
 	// MaxAge is how old a proof's iat may be; 0 means 60 s. Proofs are
-	// remembered (by jti) for MaxAge plus the leeway, so a proof is used
-	// once.
+	// remembered (by key and jti) for MaxAge plus twice the leeway, so a
+	// proof is used once; a proof issued before the server started is
+	// refused (nothing before it is remembered).
 	MaxAge time.Duration
-	// ReplayCacheSize bounds the proofs remembered; 0 means 100000. When
-	// it is full of live proofs, new proofs are refused until some age
-	// out (fail closed, never forget a live jti).
-	ReplayCacheSize int
+	// ReplayCacheSize bounds the proofs remembered; 0 means 100000.
+	// ReplayCachePerPrincipal bounds one principal's; 0 means a tenth of
+	// ReplayCacheSize. A principal over its bound, or the one holding the
+	// most when the cache is full, forgets its oldest proofs and refuses
+	// its own proofs issued no later than those (never forgetting a jti
+	// that could be replayed); other principals are not refused.
+	ReplayCacheSize         int
+	ReplayCachePerPrincipal int
 }
 
 // maxProofBytes bounds a DPoP header before it is parsed.
@@ -61,7 +65,7 @@ type dpop struct {
 	leeway   time.Duration
 	origin   string // scheme://host[:port] of the resource, normalized
 	now      func() time.Time
-	seen     *jtiCache
+	seen     *replayCache
 }
 
 func newDPoP(cfg DPoPConfig, resource string, leeway time.Duration, now func() time.Time) (*dpop, error) {
@@ -88,7 +92,11 @@ func newDPoP(cfg DPoPConfig, resource string, leeway time.Duration, now func() t
 		return nil, fmt.Errorf("auth: resource %q is not an absolute URL", resource)
 	}
 	d.origin = normalOrigin(u)
-	d.seen = newJTICache(cfg.ReplayCacheSize)
+	per := cfg.ReplayCachePerPrincipal
+	if per <= 0 {
+		per = cfg.ReplayCacheSize / 10
+	}
+	d.seen = newReplayCache(cfg.ReplayCacheSize, per, d.maxAge+2*d.leeway, d.now())
 	return d, nil
 }
 
@@ -143,7 +151,7 @@ type dpopClaims struct {
 type verified struct {
 	jkt string // base64url RFC 7638 SHA-256 thumbprint of the proof key
 	jti [32]byte
-	exp time.Time // when the jti may be forgotten
+	iat time.Time
 }
 
 // check verifies the DPoP proof of r for the access token tok: exactly
@@ -219,12 +227,12 @@ func (d *dpop) check(r *http.Request, tok string) (*verified, error) {
 		return nil, proofError("the DPoP proof's jwk has no thumbprint", err)
 	}
 	jkt := base64.RawURLEncoding.EncodeToString(tp)
-	return &verified{jkt: jkt, jti: digest(jkt, c.JTI), exp: iat.Add(d.maxAge + 2*d.leeway)}, nil
+	return &verified{jkt: jkt, jti: digest(jkt, c.JTI), iat: iat}, nil
 }
 
 // bind finishes the DPoP checks of a request whose token validated as p:
-// the token is bound to the proof's key (cnf.jkt), and the proof was not
-// seen before.
+// the token is bound to the proof's key (cnf.jkt), and the proof would
+// be accepted by the replay cache. It records nothing (record does).
 func (d *dpop) bind(p *Principal, v *verified) error {
 	if p.jkt == "" {
 		return &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: true,
@@ -239,53 +247,80 @@ func (d *dpop) bind(p *Principal, v *verified) error {
 	if subtle.ConstantTimeCompare([]byte(p.jkt), []byte(v.jkt)) != 1 {
 		return proofError("the DPoP proof's key is not the key the token is bound to (cnf.jkt)", nil)
 	}
-	if !d.seen.add(v.jti, v.exp, d.now()) {
-		return proofError("the DPoP proof was used before (jti), or too many proofs are live; make a new proof", nil)
+	if why := d.seen.check(p.Name, v.jti, v.iat, d.now()); why != "" {
+		return proofError(why, nil)
+	}
+	return nil
+}
+
+// record remembers the proof of a request that passed every check and
+// cap, so that it is used once; an error when it was used meanwhile.
+func (d *dpop) record(p *Principal, v *verified) error {
+	if why := d.seen.add(p.Name, v.jti, v.iat, d.now()); why != "" {
+		return proofError(why, nil)
 	}
 	return nil
 }
 
 // authenticate is the JWT and Introspection providers' Authenticate:
 // Bearer for unbound tokens (unless DPoP is required), DPoP with a proof
-// for bound ones. validate turns a token into its principal.
+// for bound ones, the proof recorded. validate turns a token into its
+// principal.
 func (d *dpop) authenticate(r *http.Request, validate func(tok string) (*Principal, error)) (*Principal, error) {
-	scheme, tok, err := accessToken(r.Header.Get("Authorization"))
+	p, v, err := d.authenticateProof(r, validate)
 	if err != nil {
 		return nil, err
 	}
+	if v != nil {
+		if err := d.record(p, v); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// authenticateProof is authenticate without recording the proof: it
+// returns the proof (nil for a bearer token) for the caller to record
+// once the request passed its caps (Guard), so that a refused request
+// does not fill the replay cache.
+func (d *dpop) authenticateProof(r *http.Request, validate func(tok string) (*Principal, error)) (*Principal, *verified, error) {
+	scheme, tok, err := accessToken(r.Header.Get("Authorization"))
+	if err != nil {
+		return nil, nil, err
+	}
 	if scheme == "bearer" {
 		if d.required {
-			return nil, &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: true,
+			return nil, nil, &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: true,
 				Description: "this server accepts only DPoP-bound tokens: send Authorization: DPoP with a DPoP proof"}
 		}
 		p, err := validate(tok)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if p.jkt != "" || p.otherCnf {
-			return nil, &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: p.jkt != "",
+			return nil, nil, &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, dpop: p.jkt != "",
 				Description: "the access token is bound to a key: send it as Authorization: DPoP with a DPoP proof, not as a bearer token"}
 		}
-		return p, nil
+		return p, nil, nil
 	}
 	// DPoP: the proof first (local, no token lookup for a forged one).
 	v, err := d.check(r, tok)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := validate(tok)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Code != "" {
 			e2 := *e
 			e2.dpop = true
-			return nil, &e2
+			return nil, nil, &e2
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if err := d.bind(p, v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, v, nil
 }
 
 // accessToken returns the scheme ("bearer" or "dpop") and token of an
@@ -324,44 +359,4 @@ func (c cnfClaim) binding() (jkt string, other bool) {
 		other = true
 	}
 	return jkt, other
-}
-
-// jtiCache remembers the proofs seen until they are too old to be
-// accepted anyway. It holds at most max entries; when full of live ones
-// it refuses new proofs rather than forget one.
-type jtiCache struct {
-	mu    sync.Mutex
-	m     map[[32]byte]time.Time
-	max   int
-	swept time.Time
-}
-
-func newJTICache(max int) *jtiCache {
-	if max <= 0 {
-		max = 100000
-	}
-	return &jtiCache{m: map[[32]byte]time.Time{}, max: max}
-}
-
-// add records k until exp; false if it is there already or the cache is
-// full of live entries.
-func (c *jtiCache) add(k [32]byte, exp, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[k]; ok && now.Before(e) {
-		return false
-	}
-	if len(c.m) >= c.max || now.Sub(c.swept) > time.Minute {
-		c.swept = now
-		for k, e := range c.m {
-			if !now.Before(e) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= c.max {
-			return false
-		}
-	}
-	c.m[k] = exp
-	return true
 }

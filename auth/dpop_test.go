@@ -289,36 +289,6 @@ func TestDPoPRefusals(t *testing.T) {
 	}
 }
 
-// TestDPoPReplayCacheBounded: the jti cache holds at most its size; full
-// of live proofs it refuses new ones (never forgetting a live jti), and
-// takes them again once the old ones age out.
-func TestDPoPReplayCacheBounded(t *testing.T) {
-	f := newDPoPFixture(t, DPoPConfig{ReplayCacheSize: 3, MaxAge: 10 * time.Second})
-	tok := f.bound(t, f.h.jkt)
-	var proofs []string
-	for i := 0; i < 3; i++ {
-		pr := f.h.proof(t, tok, f.c.now())
-		proofs = append(proofs, pr)
-		if _, err := f.j.Authenticate(dpopReq(tok, pr)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err := f.j.Authenticate(dpopReq(tok, f.h.proof(t, tok, f.c.now())))
-	wantCode(t, err, 401, CodeInvalidDPoPProof, "too many proofs")
-	for _, pr := range proofs {
-		_, err := f.j.Authenticate(dpopReq(tok, pr))
-		wantCode(t, err, 401, CodeInvalidDPoPProof, "used before")
-	}
-	if n := len(f.j.dpop.seen.m); n > 3 {
-		t.Fatalf("the replay cache holds %d entries, more than its size 3", n)
-	}
-	f.c.add(30 * time.Second) // past MaxAge + leeway: the old proofs are too old anyway
-	tok = f.bound(t, f.h.jkt)
-	if _, err := f.j.Authenticate(dpopReq(tok, f.h.proof(t, tok, f.c.now()))); err != nil {
-		t.Fatalf("after the old proofs aged out: %v", err)
-	}
-}
-
 // TestDPoPRequired: with Required, a bearer token is refused with a DPoP
 // challenge, and the metadata says so.
 func TestDPoPRequired(t *testing.T) {

@@ -126,7 +126,12 @@ type Guard struct {
 }
 
 // dpopProvider is a provider that checks DPoP proofs (JWT, Introspection).
-type dpopProvider interface{ dpopChecks() *dpop }
+type dpopProvider interface {
+	dpopChecks() *dpop
+	// authenticateProof authenticates without recording the request's
+	// DPoP proof, which it returns (nil for none).
+	authenticateProof(r *http.Request) (*Principal, *verified, error)
+}
 
 // NewGuard wraps next.
 func NewGuard(next http.Handler, opts GuardOptions) (*Guard, error) {
@@ -193,7 +198,13 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Description: "access tokens are accepted only in the Authorization header"}, start)
 		return
 	}
-	p, err := g.opts.Provider.Authenticate(r)
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Which one counts would depend on who reads: refused.
+		g.refuse(w, r, &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			Description: "more than one Authorization header"}, start)
+		return
+	}
+	p, proof, err := g.authenticate(r)
 	if err != nil {
 		g.refuse(w, r, asError(err), start)
 		return
@@ -211,8 +222,26 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
+	// The proof is remembered only now, for a request let through: a
+	// refused one (scope, cap) fills nobody's replay cache.
+	if proof != nil {
+		if err := g.dpop.record(p, proof); err != nil {
+			g.refuse(w, r, asError(err), start)
+			return
+		}
+	}
 	ctx := context.WithValue(WithPrincipal(r.Context(), p), guardKey{}, guardRef{g: g, dpop: g.dpop != nil && usesDPoP(r)})
 	g.next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// authenticate asks the provider for r's principal and, for a DPoP
+// provider, the proof to record once the request is let through.
+func (g *Guard) authenticate(r *http.Request) (*Principal, *verified, error) {
+	if dp, ok := g.opts.Provider.(dpopProvider); ok && g.dpop != nil {
+		return dp.authenticateProof(r)
+	}
+	p, err := g.opts.Provider.Authenticate(r)
+	return p, nil, err
 }
 
 func (g *Guard) serveMetadata(w http.ResponseWriter, r *http.Request) {

@@ -72,6 +72,12 @@ func NewIntrospection(cfg IntrospectionConfig) (*Introspection, error) {
 	return &Introspection{cfg: cfg, cache: newTokenCache(0, nil), dpop: d}, nil
 }
 
+// authenticateProof is Authenticate leaving the DPoP proof unrecorded
+// (Guard records it once the request passed its caps).
+func (in *Introspection) authenticateProof(r *http.Request) (*Principal, *verified, error) {
+	return in.dpop.authenticateProof(r, func(tok string) (*Principal, error) { return in.introspect(r, tok) })
+}
+
 func (in *Introspection) dpopChecks() *dpop { return in.dpop }
 
 // Scheme is "Bearer".

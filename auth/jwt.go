@@ -137,6 +137,12 @@ func (j *JWT) Authenticate(r *http.Request) (*Principal, error) {
 	return j.dpop.authenticate(r, func(tok string) (*Principal, error) { return j.Validate(r.Context(), tok) })
 }
 
+// authenticateProof is Authenticate leaving the DPoP proof unrecorded
+// (Guard records it once the request passed its caps).
+func (j *JWT) authenticateProof(r *http.Request) (*Principal, *verified, error) {
+	return j.dpop.authenticateProof(r, func(tok string) (*Principal, error) { return j.Validate(r.Context(), tok) })
+}
+
 func (j *JWT) dpopChecks() *dpop { return j.dpop }
 
 // accessClaims are the claims of an access token read besides the
