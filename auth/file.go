@@ -2,15 +2,14 @@ package auth
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/regfile"
 )
 
 // reloading holds what was parsed from a file and parses it again when the
@@ -128,37 +127,11 @@ func (f *reloading[T]) fail(msg string, err error) (T, error) {
 // maxCredentialsFileBytes bounds a credentials file.
 const maxCredentialsFileBytes = 64 << 20
 
-// errNotRegular is a credentials path that names something other than a
-// regular file (a directory, a FIFO, a device), through links or not.
-var errNotRegular = errors.New("not a regular file")
-
-// readCredentials reads a credentials file: opened without blocking (a
-// FIFO put in its place must not hold the request that looks, and every
-// request behind it), refused unless it is a regular file, and at most
-// maxCredentialsFileBytes (a link to an endless device must not be read
-// without end).
+// readCredentials reads a credentials file (internal/regfile): opened
+// without blocking (a FIFO put in its place must not hold the request that
+// looks, and every request behind it), refused unless it is a regular
+// file, and at most maxCredentialsFileBytes (a link to an endless device
+// must not be read without end).
 func readCredentials(path string) ([]byte, error) {
-	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	info, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%s)", path, errNotRegular, info.Mode().Type())
-	}
-	if info.Size() > maxCredentialsFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxCredentialsFileBytes)
-	}
-	b, err := io.ReadAll(io.LimitReader(fh, maxCredentialsFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxCredentialsFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxCredentialsFileBytes)
-	}
-	return b, nil
+	return regfile.Read(path, maxCredentialsFileBytes)
 }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/regfile"
 )
 
 // httpSection is the [http] table of a policy file: the module's grant of
@@ -119,7 +119,7 @@ func (s *httpSection) policy(dir string, lookup func(string) (string, bool)) (*e
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(dir, f)
 		}
-		b, err := os.ReadFile(f)
+		b, err := regfile.Read(f, maxCABundleBytes)
 		if err != nil {
 			return nil, fmt.Errorf("http.ca_bundle: %w", err)
 		}
@@ -159,7 +159,7 @@ func (s *httpSection) policy(dir string, lookup func(string) (string, bool)) (*e
 				if !filepath.IsAbs(f) {
 					f = filepath.Join(dir, f)
 				}
-				b, err := os.ReadFile(f)
+				b, err := regfile.Read(f, maxSecretFileBytes)
 				if err != nil {
 					return nil, fmt.Errorf("%s: header %s: %w", where, name, err)
 				}

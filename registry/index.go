@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/privdir"
+	"github.com/wasmcp/wasmcp/internal/regfile"
 )
 
 // statIndex remembers, across restarts, the hash of each module file of the
@@ -111,7 +112,7 @@ func (x *statIndex) load() {
 			x.path = ""
 			return
 		}
-		b, err := os.ReadFile(x.path)
+		b, err := regfile.Read(x.path, maxIndexBytes)
 		if err != nil {
 			if !os.IsNotExist(err) {
 				x.log.Debug("tools index not read", "err", err)

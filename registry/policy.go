@@ -32,7 +32,7 @@ func PolicyFile(wasmPath string) string {
 // values with `from` are read from the host's environment now.
 func LoadPolicy(wasmPath string) (host.Policy, error) {
 	file := PolicyFile(wasmPath)
-	data, err := os.ReadFile(file)
+	data, err := readPolicyFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return host.Policy{}, nil
 	}

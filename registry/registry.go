@@ -132,7 +132,7 @@ func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Modu
 // exist. Relative paths in it (mounts, ca_bundle) are taken from its
 // directory.
 func LoadFileWithPolicy(ctx context.Context, engine *host.Engine, path, policyFile string) (*host.Module, error) {
-	data, err := os.ReadFile(policyFile)
+	data, err := readPolicyFile(policyFile)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -477,7 +477,7 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		r.log.Error("module refused", "file", path, "reason", err.Error())
 		return unchanged, nil
 	}
-	polBytes, err := os.ReadFile(PolicyFile(path))
+	polBytes, err := readPolicyFile(PolicyFile(path))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return r.refuse(file, st, "", fmt.Errorf("policy file: %w", err))
 	}
@@ -500,7 +500,7 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 	// read reads and hashes the file (a script: its module); ok false
 	// means it changed while read.
 	read := func() (sum string, ok bool, err error) {
-		if wasm, err = os.ReadFile(path); err != nil {
+		if wasm, err = readModuleFile(path); err != nil {
 			return "", true, err
 		}
 		if script {
@@ -543,11 +543,11 @@ func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) 
 		return r.refuse(file, st, pol, fmt.Errorf("policy: %w", err))
 	}
 	t0 := time.Now()
-	src := func() ([]byte, error) { return os.ReadFile(path) }
+	src := func() ([]byte, error) { return readModuleFile(path) }
 	if script {
 		p = withScriptEnv(p, scriptEnv)
 		src = func() ([]byte, error) {
-			b, err := os.ReadFile(path)
+			b, err := readModuleFile(path)
 			if err != nil {
 				return nil, err
 			}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -126,7 +125,7 @@ func withScriptEnv(p host.Policy, env []host.EnvVar) host.Policy {
 // readModule reads a module file: a .wasm as it is, a script as its
 // module (with the policy's environment completed).
 func readModule(ctx context.Context, e *host.Engine, path string, p host.Policy) ([]byte, host.Policy, error) {
-	b, err := os.ReadFile(path)
+	b, err := readModuleFile(path)
 	if err != nil || !IsScript(path) {
 		return b, p, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,7 +12,8 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"syscall"
+
+	"github.com/wasmcp/wasmcp/internal/regfile"
 )
 
 // LoadDir is LoadDirContext without a context or skills read before.
@@ -148,32 +150,19 @@ func readSkill(ctx context.Context, root *os.Root, dir, p string) (*Skill, error
 // saw a regular file, or after the skill was loaded) must not hold the
 // request that serves it, and an OS thread with it, for ever.
 func readFile(root *os.Root, q string, max int64) ([]byte, error) {
-	f, err := root.OpenFile(q, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := regfile.OpenIn(root, q)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", q)
-	}
 	if n := linkCount(st); n > 1 {
 		return nil, fmt.Errorf("%s has %d hard links: a skill file may have only its own name (another may be outside the skills directory)", q, n)
 	}
-	if st.Size() > max {
+	data, err := regfile.ReadAll(f, st, max)
+	if errors.Is(err, regfile.ErrTooLarge) {
 		return nil, fmt.Errorf("larger than %d bytes", MaxBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", MaxBytes)
-	}
-	return data, nil
+	return data, err
 }
 
 // reopen reads file q of the skills directory dir again when it is served,
