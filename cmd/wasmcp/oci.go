@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
@@ -104,59 +100,27 @@ Flags:
 	if err != nil {
 		return err
 	}
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
-		return fmt.Errorf("%s is not a WebAssembly module (no \\0asm header)", path)
-	}
-	pf := *policyFile
-	if pf == "" {
-		pf = registry.PolicyFile(path)
-	}
-	policy, err := os.ReadFile(pf)
-	switch {
-	case errors.Is(err, iofs.ErrNotExist) && *policyFile == "":
-		policy = nil
-	case err != nil:
-		return fmt.Errorf("policy: %w", err)
-	default:
-		if _, err := pull.Grants(policy); err != nil {
-			return fmt.Errorf("policy %s: %w", pf, err)
-		}
-	}
-	var key []byte
-	if *signKey != "" {
-		if key, err = os.ReadFile(*signKey); err != nil {
-			return fmt.Errorf("--sign: %w", err)
-		}
+	pub := pull.Publication{Module: path, Name: registry.ModuleName(path), Policy: *policyFile, SignKey: *signKey}
+	if pub.Policy == "" {
+		pub.Policy, pub.PolicyOptional = registry.PolicyFile(path), true
 	}
 	c, err := of.client()
 	if err != nil {
 		return err
 	}
-	desc, err := c.Push(ctx, ref, registry.ModuleName(path), wasm, policy)
-	if err != nil {
+	done, err := pull.Push(ctx, c, ref, pub)
+	if done == nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "pushed %s@%s (module %s", ref.Registry+"/"+ref.Repository, desc.Digest, host.FormatBytes(int64(len(wasm))))
-	if policy != nil {
-		fmt.Fprintf(stdout, ", policy %s", filepath.Base(pf))
+	fmt.Fprintf(stdout, "pushed %s@%s (module %s", ref.Registry+"/"+ref.Repository, done.Digest, host.FormatBytes(int64(done.ModuleSize)))
+	if done.Policy {
+		fmt.Fprintf(stdout, ", policy %s", filepath.Base(pub.Policy))
 	}
 	fmt.Fprintln(stdout, ")")
-	if key == nil {
-		return nil
-	}
-	bundle, err := signing.Sign(desc.Digest.String(), key)
-	if err != nil {
-		return fmt.Errorf("--sign: %w", err)
-	}
-	sd, err := c.PushSignature(ctx, ref, desc, bundle)
-	if err != nil {
+	if err != nil || done.Signature == "" {
 		return err
 	}
-	fmt.Fprintf(stdout, "signed %s (Sigstore bundle, referrer %s)\n", desc.Digest, sd.Digest)
+	fmt.Fprintf(stdout, "signed %s (Sigstore bundle, referrer %s)\n", done.Digest, done.Signature)
 	return nil
 }
 
@@ -199,50 +163,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	n := *name
-	if n == "" {
-		n = ref.Repository[strings.LastIndex(ref.Repository, "/")+1:]
-	}
-	if err := pull.CheckName(n); err != nil {
-		return fmt.Errorf("%w (give --name)", err)
-	}
-	lock, err := pull.ReadLock(*out)
-	if err != nil {
-		return err
-	}
-	if other := lock.FindFold(n); other != nil && other.Name != n {
-		return fmt.Errorf("tool %q: %s has %q, differing only in case (one file on a case-insensitive filesystem); give --name", n, pull.LockName, other.Name)
-	}
-	if lock.Find(n) == nil {
-		if err := pull.CheckUnowned(*out, n); err != nil {
-			return fmt.Errorf("%w; give --name", err)
-		}
-	}
-	t := pull.Tool{Name: n, RevokedKeys: lock.RevokedKeys}
-	if old := lock.Find(n); old != nil {
-		t = *old
-	}
-	t.Reference = ref.String()
-	if *key != "" || *root != "" || *unsigned {
-		t.Key, t.Identity, t.IdentityRegexp, t.Issuer, t.TrustedRoot, t.Signed = *key, *identity, *identityRe, *issuer, *root, nil
-		t.KeyNotBefore, t.KeyNotAfter = "", "" // a window belongs to the key it was set for
-		if *unsigned {
-			f := false
-			t.Signed = &f
-		}
-	}
-	if t.RequireSignature() && t.Key == "" && t.TrustedRoot == "" {
-		return errors.New("name the expected signer: --key PUB.pem, or --identity/--identity-regexp, --issuer and --trusted-root; or --unsigned to accept it without a signature")
-	}
-	if t.TrustedRoot != "" && t.Key == "" && (t.Issuer == "" || (t.Identity == "" && t.IdentityRegexp == "")) {
-		return errors.New("a keyless signer needs --issuer and --identity (or --identity-regexp) besides --trusted-root")
-	}
 	c, err := of.client()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	dgst, err := c.Resolve(ctx, ref)
 	if err != nil {
 		return err
 	}
@@ -255,49 +176,37 @@ Flags:
 	if err != nil {
 		return err
 	}
-	s := &pull.Syncer{Dir: *out, Cache: cache, Source: c, Verify: pull.Verify}
-	f, err := s.Fetch(ctx, &t, dgst)
+	p, err := pull.Pull(ctx, pull.Request{Dir: *out, Ref: ref, Name: *name, Source: c, Cache: cache,
+		Signer: pull.Signer{Key: *key, Identity: *identity, IdentityRegexp: *identityRe, Issuer: *issuer, TrustedRoot: *root, Unsigned: *unsigned}})
 	if err != nil {
-		return fmt.Errorf("pull %s@%s refused: %w", ref.Registry+"/"+ref.Repository, dgst, err)
+		return err
 	}
-	took := time.Since(start)
-	t.Signer = f.Signer
-	fmt.Fprintf(stdout, "pulled %s\n  digest  %s\n", ref, dgst)
-	if f.Signer != "" {
-		fmt.Fprintf(stdout, "  signer  %s\n", f.Signer)
+	printPulled(stdout, ref, p, *out)
+	return nil
+}
+
+// printPulled shows what wasmcp pull verified and recorded.
+func printPulled(stdout io.Writer, ref oci.Ref, p *pull.Pulled, dir string) {
+	fmt.Fprintf(stdout, "pulled %s\n  digest  %s\n", ref, p.Digest)
+	if p.Fetched.Signer != "" {
+		fmt.Fprintf(stdout, "  signer  %s\n", p.Fetched.Signer)
 	} else {
 		fmt.Fprintf(stdout, "  signer  none (accepted unsigned: signed = false)\n")
 	}
-	fmt.Fprintf(stdout, "  module  %s, verified in %s\n", host.FormatBytes(int64(len(f.Module))), took.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "it asks for:\n%s", pull.Describe(f.Grants))
-	switch {
-	case t.Approved != nil && len(pull.Beyond(f.Grants, *t.Approved)) == 0:
-		t.Digest, t.Pending, t.PendingDigest = dgst, nil, ""
+	fmt.Fprintf(stdout, "  module  %s, verified in %s\n", host.FormatBytes(int64(len(p.Fetched.Module))), p.Took.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "it asks for:\n%s", pull.Describe(p.Fetched.Grants))
+	n := p.Tool.Name
+	switch p.Outcome {
+	case pull.Within:
 		fmt.Fprintf(stdout, "within what was approved for %s: serve picks it up\n", n)
-	case len(f.Grants) == 0:
-		t.Digest, t.Pending, t.PendingDigest = dgst, nil, ""
-		empty := []string{}
-		t.Approved = &empty
+	case pull.NothingToApprove:
 		fmt.Fprintf(stdout, "nothing to approve: serve picks it up\n")
 	default:
-		if t.Digest == "" || t.Approved == nil {
-			t.Digest = dgst // nothing served yet: this is the version to approve
+		if p.Beyond != nil {
+			fmt.Fprintf(stdout, "beyond what was approved:\n%s", pull.Describe(p.Beyond))
 		}
-		t.Pending, t.PendingDigest = f.Grants, dgst
-		if t.Approved != nil {
-			fmt.Fprintf(stdout, "beyond what was approved:\n%s", pull.Describe(pull.Beyond(f.Grants, *t.Approved)))
-		}
-		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, dgst, *out)
+		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, p.Digest, dir)
 	}
-	lock.Put(t)
-	if err := pull.WriteLockUnchanged(*out, lock); errors.Is(err, pull.ErrLockChanged) {
-		// A serve re-pulling, or an edit, wrote it while this pull ran:
-		// never overwritten with what was read before.
-		return fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(*out, pull.LockName))
-	} else if err != nil {
-		return err
-	}
-	return nil
 }
 
 func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -322,35 +231,15 @@ Flags:
 		fs.Usage()
 		return errUsage
 	}
-	lock, err := pull.ReadLock(*out)
+	a, err := pull.Approve(*out, pos[0], *want)
 	if err != nil {
 		return err
 	}
-	t := lock.Find(pos[0])
-	if t == nil {
-		return fmt.Errorf("%s has no tool %q", filepath.Join(*out, pull.LockName), pos[0])
-	}
-	if t.Approved != nil && t.PendingDigest == "" {
-		fmt.Fprintf(stdout, "%s: nothing pending; approved:\n%s", t.Name, pull.Describe(*t.Approved))
+	if a.NothingPending {
+		fmt.Fprintf(stdout, "%s: nothing pending; approved:\n%s", a.Tool.Name, pull.Describe(*a.Tool.Approved))
 		return nil
 	}
-	pending := t.PendingDigest
-	if pending == "" {
-		pending = t.Digest
-	}
-	if *want != "" && *want != pending {
-		return fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, *want, pending, pull.Describe(t.Pending), t.Name, pending)
-	}
-	g := append([]string{}, t.Pending...)
-	t.Approved = &g
-	if t.PendingDigest != "" {
-		t.Digest = t.PendingDigest
-	}
-	t.Pending, t.PendingDigest = nil, ""
-	if err := pull.WriteLock(*out, lock); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "approved %s at %s:\n%s", t.Name, t.Digest, pull.Describe(g))
+	fmt.Fprintf(stdout, "approved %s at %s:\n%s", a.Tool.Name, a.Tool.Digest, pull.Describe(*a.Tool.Approved))
 	return nil
 }
 
@@ -367,14 +256,7 @@ Flags:
 `); err != nil {
 		return err
 	}
-	priv, pub, err := signing.GenerateKey(*alg)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(*out+".key", priv, 0o600); err != nil {
-		return err
-	}
-	if err := os.WriteFile(*out+".pub", pub, 0o644); err != nil {
+	if err := signing.WriteKeyPair(*out, *alg); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s.key (keep it private) and %s.pub\n", *out, *out)

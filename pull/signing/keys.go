@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -138,4 +139,17 @@ func GenerateKey(alg string) (privatePEM, publicPEM []byte, err error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), nil
+}
+
+// WriteKeyPair writes a new key pair of the algorithm alg (see
+// GenerateKey): PREFIX.key, the private key, mode 0600, and PREFIX.pub.
+func WriteKeyPair(prefix, alg string) error {
+	priv, pub, err := GenerateKey(alg)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".key", priv, 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(prefix+".pub", pub, 0o644)
 }

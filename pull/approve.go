@@ -1,0 +1,48 @@
+package pull
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Approval is what Approve did: Tool is the entry after it, and
+// NothingPending says there was nothing to approve (the lock unchanged).
+type Approval struct {
+	Tool           Tool
+	NothingPending bool
+}
+
+// Approve grants what the tool name in dir's lock asks for and pins the
+// version that asked. With want set, it refuses unless the pending
+// version is that digest: a serve following the tag may have recorded a
+// newer version, asking for more, since the operator saw want.
+func Approve(dir, name, want string) (*Approval, error) {
+	lock, err := ReadLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	t := lock.Find(name)
+	if t == nil {
+		return nil, fmt.Errorf("%s has no tool %q", filepath.Join(dir, LockName), name)
+	}
+	if t.Approved != nil && t.PendingDigest == "" {
+		return &Approval{Tool: *t, NothingPending: true}, nil
+	}
+	pending := t.PendingDigest
+	if pending == "" {
+		pending = t.Digest
+	}
+	if want != "" && want != pending {
+		return nil, fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, want, pending, Describe(t.Pending), t.Name, pending)
+	}
+	g := append([]string{}, t.Pending...)
+	t.Approved = &g
+	if t.PendingDigest != "" {
+		t.Digest = t.PendingDigest
+	}
+	t.Pending, t.PendingDigest = nil, ""
+	if err := WriteLock(dir, lock); err != nil {
+		return nil, err
+	}
+	return &Approval{Tool: *t}, nil
+}

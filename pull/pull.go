@@ -1,0 +1,168 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wasmcp/wasmcp/pull/oci"
+)
+
+// Signer is who the operator expects to have signed a tool, as wasmcp
+// pull's flags name it: a public key, or a keyless identity and issuer
+// checked against a trusted root, or no one (Unsigned).
+type Signer struct {
+	Key            string // PEM public key file
+	Identity       string
+	IdentityRegexp string
+	Issuer         string
+	TrustedRoot    string // Sigstore trusted_root.json file
+	Unsigned       bool
+}
+
+// named reports whether s names a signer (or none, Unsigned), replacing
+// the one a lock entry had.
+func (s Signer) named() bool { return s.Key != "" || s.TrustedRoot != "" || s.Unsigned }
+
+// Request is one wasmcp pull: the tool Ref pinned in Dir's lock under
+// Name (default: the repository's last element).
+type Request struct {
+	Dir    string
+	Ref    oci.Ref
+	Name   string
+	Signer Signer
+	Source Source
+	Cache  *Cache
+}
+
+// Outcome says what a pull recorded for a version that passed every
+// check but approval.
+type Outcome int
+
+// The outcomes of a pull.
+const (
+	// Within: the version asks for no more than was approved; serve
+	// picks it up.
+	Within Outcome = iota
+	// NothingToApprove: the version asks for nothing, approved at once.
+	NothingToApprove
+	// Pending: the version asks for grants not approved; they wait for
+	// wasmcp approve.
+	Pending
+)
+
+// Pulled is what a pull verified and recorded.
+type Pulled struct {
+	Tool    Tool // the lock entry as written
+	Digest  string
+	Fetched *Fetched
+	Took    time.Duration // resolving, fetching and verifying
+	Outcome Outcome
+	// Beyond are the grants asked for beyond an earlier approval (Pending
+	// with an approval only).
+	Beyond []string
+}
+
+// Pull resolves r.Ref to a digest once, fetches and verifies that version
+// (every blob's digest, the signature against the expected signer) and
+// records it in r.Dir's lock, pinned by that digest: served at once if it
+// asks for no more than was approved, pending approval otherwise.
+func Pull(ctx context.Context, r Request) (*Pulled, error) {
+	lock, t, err := entry(r)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	dgst, err := r.Source.Resolve(ctx, r.Ref)
+	if err != nil {
+		return nil, err
+	}
+	s := &Syncer{Dir: r.Dir, Cache: r.Cache, Source: r.Source, Verify: Verify}
+	f, err := s.Fetch(ctx, &t, dgst)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s@%s refused: %w", r.Ref.Registry+"/"+r.Ref.Repository, dgst, err)
+	}
+	p := &Pulled{Digest: dgst, Fetched: f, Took: time.Since(start)}
+	t.Signer = f.Signer
+	record(&t, p)
+	p.Tool = t
+	lock.Put(t)
+	if err := WriteLockUnchanged(r.Dir, lock); errors.Is(err, ErrLockChanged) {
+		// A serve re-pulling, or an edit, wrote it while this pull ran:
+		// never overwritten with what was read before.
+		return nil, fmt.Errorf("%s changed while pulling (a serve or an edit wrote it); nothing recorded: run wasmcp pull again", filepath.Join(r.Dir, LockName))
+	} else if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// entry reads the lock and makes the entry r asks for: the name checked,
+// an existing entry kept with its approval, the expected signer replaced
+// if r names one.
+func entry(r Request) (*Lock, Tool, error) {
+	n := r.Name
+	if n == "" {
+		n = r.Ref.Repository[strings.LastIndex(r.Ref.Repository, "/")+1:]
+	}
+	if err := CheckName(n); err != nil {
+		return nil, Tool{}, fmt.Errorf("%w (give --name)", err)
+	}
+	lock, err := ReadLock(r.Dir)
+	if err != nil {
+		return nil, Tool{}, err
+	}
+	if other := lock.FindFold(n); other != nil && other.Name != n {
+		return nil, Tool{}, fmt.Errorf("tool %q: %s has %q, differing only in case (one file on a case-insensitive filesystem); give --name", n, LockName, other.Name)
+	}
+	t := Tool{Name: n, RevokedKeys: lock.RevokedKeys}
+	if old := lock.Find(n); old != nil {
+		t = *old
+	} else if err := CheckUnowned(r.Dir, n); err != nil {
+		return nil, Tool{}, fmt.Errorf("%w; give --name", err)
+	}
+	t.Reference = r.Ref.String()
+	if sg := r.Signer; sg.named() {
+		t.Key, t.Identity, t.IdentityRegexp, t.Issuer, t.TrustedRoot, t.Signed = sg.Key, sg.Identity, sg.IdentityRegexp, sg.Issuer, sg.TrustedRoot, nil
+		t.KeyNotBefore, t.KeyNotAfter = "", "" // a window belongs to the key it was set for
+		if sg.Unsigned {
+			f := false
+			t.Signed = &f
+		}
+	}
+	if t.RequireSignature() && t.Key == "" && t.TrustedRoot == "" {
+		return nil, Tool{}, errors.New("name the expected signer: --key PUB.pem, or --identity/--identity-regexp, --issuer and --trusted-root; or --unsigned to accept it without a signature")
+	}
+	if t.TrustedRoot != "" && t.Key == "" && (t.Issuer == "" || (t.Identity == "" && t.IdentityRegexp == "")) {
+		return nil, Tool{}, errors.New("a keyless signer needs --issuer and --identity (or --identity-regexp) besides --trusted-root")
+	}
+	return lock, t, nil
+}
+
+// record sets t's digest, approval and pending grants for the verified
+// version p.Fetched, and p.Outcome.
+func record(t *Tool, p *Pulled) {
+	f := p.Fetched
+	switch {
+	case t.Approved != nil && len(Beyond(f.Grants, *t.Approved)) == 0:
+		t.Digest, t.Pending, t.PendingDigest = p.Digest, nil, ""
+		p.Outcome = Within
+	case len(f.Grants) == 0:
+		t.Digest, t.Pending, t.PendingDigest = p.Digest, nil, ""
+		empty := []string{}
+		t.Approved = &empty
+		p.Outcome = NothingToApprove
+	default:
+		if t.Digest == "" || t.Approved == nil {
+			t.Digest = p.Digest // nothing served yet: this is the version to approve
+		}
+		t.Pending, t.PendingDigest = f.Grants, p.Digest
+		if t.Approved != nil {
+			p.Beyond = Beyond(f.Grants, *t.Approved)
+		}
+		p.Outcome = Pending
+	}
+}
