@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/pull/oci"
+	"github.com/wasmcp/wasmcp/pull/signing"
 )
 
 // Signer is who the operator expects to have signed a tool, as wasmcp
 // pull's flags name it: a public key, or a keyless identity and issuer
 // checked against a trusted root, or no one (Unsigned).
+//
+// Its files are named as on a command line: relative paths are the
+// working directory's (the lock records them with lockPath).
 type Signer struct {
 	Key            string // PEM public key file
 	Identity       string
@@ -28,7 +33,8 @@ type Signer struct {
 func (s Signer) named() bool { return s.Key != "" || s.TrustedRoot != "" || s.Unsigned }
 
 // Request is one wasmcp pull: the tool Ref pinned in Dir's lock under
-// Name (default: the repository's last element).
+// Name (default: the repository's last element). Dir is created if
+// missing.
 type Request struct {
 	Dir    string
 	Ref    oci.Ref
@@ -90,6 +96,9 @@ func Pull(ctx context.Context, r Request) (*Pulled, error) {
 	record(&t, p)
 	p.Tool = t
 	lock.Put(t)
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return nil, err
+	}
 	if err := WriteLockUnchanged(r.Dir, lock); errors.Is(err, ErrLockChanged) {
 		// A serve re-pulling, or an edit, wrote it while this pull ran:
 		// never overwritten with what was read before.
@@ -126,8 +135,17 @@ func entry(r Request) (*Lock, Tool, error) {
 	}
 	t.Reference = r.Ref.String()
 	if sg := r.Signer; sg.named() {
+		if sg.Key, err = lockPath(r.Dir, sg.Key); err != nil {
+			return nil, Tool{}, fmt.Errorf("--key: %w", err)
+		}
+		if sg.TrustedRoot, err = lockPath(r.Dir, sg.TrustedRoot); err != nil {
+			return nil, Tool{}, fmt.Errorf("--trusted-root: %w", err)
+		}
+		oldKey := t.Key
 		t.Key, t.Identity, t.IdentityRegexp, t.Issuer, t.TrustedRoot, t.Signed = sg.Key, sg.Identity, sg.IdentityRegexp, sg.Issuer, sg.TrustedRoot, nil
-		t.KeyNotBefore, t.KeyNotAfter = "", "" // a window belongs to the key it was set for
+		if !sameKey(r.Dir, oldKey, sg.Key) {
+			t.KeyNotBefore, t.KeyNotAfter = "", "" // a window belongs to the key it was set for
+		}
 		if sg.Unsigned {
 			f := false
 			t.Signed = &f
@@ -165,4 +183,56 @@ func record(t *Tool, p *Pulled) {
 		}
 		p.Outcome = Pending
 	}
+}
+
+// lockPath is the path the lock records for p, a file named on the
+// command line (relative paths: the working directory's). The lock's
+// relative paths are the tools directory's, so a file inside dir is
+// recorded relative to it (the directory stays movable) and any other
+// file by its absolute path. "" stays "".
+func lockPath(dir, p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(absDir, abs); err == nil && filepath.IsLocal(rel) {
+		return rel, nil
+	}
+	return abs, nil
+}
+
+// sameKey reports whether the lock paths a and b (relative paths: dir's)
+// name one public key: the same path, or files holding the same key. A
+// re-pull naming the key an entry already has keeps the window the
+// operator set for it.
+func sameKey(dir, a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	fp := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		pem, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		f, err := signing.PublicKeyFingerprint(pem)
+		if err != nil {
+			return ""
+		}
+		return f
+	}
+	fa := fp(a)
+	return fa != "" && fa == fp(b)
 }

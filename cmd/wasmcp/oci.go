@@ -128,7 +128,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
 	var of ociFlags
 	of.register(fs)
-	out := fs.String("o", ".", "tools directory: its "+pull.LockName+" gets the tool")
+	out := fs.String("o", ".", "tools directory (created if missing): its "+pull.LockName+" gets the tool")
 	name := fs.String("name", "", "the tool's name in the tools directory (default: the repository's last element)")
 	key := fs.String("key", "", "the expected signer's public key (PEM)")
 	identity := fs.String("identity", "", "the expected signer's certificate identity (keyless; with --issuer and --trusted-root)")
@@ -155,9 +155,6 @@ Flags:
 	if len(pos) != 1 {
 		fs.Usage()
 		return errUsage
-	}
-	if err := checkDir("-o", *out); err != nil {
-		return err
 	}
 	ref, err := oci.ParseRef(pos[0])
 	if err != nil {

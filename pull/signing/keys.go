@@ -153,3 +153,13 @@ func WriteKeyPair(prefix, alg string) error {
 	}
 	return os.WriteFile(prefix+".pub", pub, 0o644)
 }
+
+// PublicKeyFingerprint is Fingerprint of a PEM public key (ECDSA P-256 or
+// P-384, or Ed25519).
+func PublicKeyFingerprint(pemBytes []byte) (string, error) {
+	pub, err := publicKey(pemBytes)
+	if err != nil {
+		return "", err
+	}
+	return Fingerprint(pub)
+}

@@ -1,0 +1,118 @@
+package pull_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/pull"
+)
+
+// chdir makes dir the working directory for the rest of the test.
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chdir(old) })
+}
+
+// TestPullPathsFromWorkingDir: `cd work && wasmcp pull REF -o tools --key
+// op.pub` reads work/op.pub, never tools/op.pub — there another key was
+// planted, and what it signed was accepted — and creates tools when it is
+// missing (README's three-line story).
+func TestPullPathsFromWorkingDir(t *testing.T) {
+	work := t.TempDir()
+	chdir(t, work)
+	src := newMemSource()
+	op := keyPair(t, filepath.Join(work, "op"))
+	src.publish(t, "v1", "1", "", op)
+	if _, err := pull.Pull(context.Background(), pullReq(t, src, "tools", "v1", pull.Signer{Key: "op.pub"})); err != nil {
+		t.Fatalf("pull -o tools (missing) --key op.pub: %v", err)
+	}
+	lock, err := pull.ReadLock("tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := lock.Find("echo").Key; k != filepath.Join(work, "op.pub") {
+		t.Errorf("the lock records key = %q, want %q (the file named, from the working directory)", k, filepath.Join(work, "op.pub"))
+	}
+
+	// A key planted as tools/op.pub signs v2: refused, since the key
+	// named is work/op.pub.
+	evil := keyPair(t, filepath.Join(work, "tools", "op"))
+	src.publish(t, "v2", "2", "", evil)
+	if _, err := pull.Pull(context.Background(), pullReq(t, src, "tools", "v2", pull.Signer{Key: "op.pub"})); err == nil || !strings.Contains(err.Error(), "signature") {
+		t.Errorf("a version signed by the key planted in tools/: %v, want a signature refusal", err)
+	}
+
+	// A key inside the tools directory is recorded relative to it, as the
+	// lock's paths are.
+	if _, err := pull.Pull(context.Background(), pullReq(t, src, "tools", "v2", pull.Signer{Key: "tools/op.pub"})); err != nil {
+		t.Fatalf("pull --key tools/op.pub: %v", err)
+	}
+	lock, _ = pull.ReadLock("tools")
+	if k := lock.Find("echo").Key; k != "op.pub" {
+		t.Errorf("a key inside the tools directory is recorded as %q, want op.pub", k)
+	}
+}
+
+// TestRepullKeepsKeyWindow: a re-pull naming the key the entry already
+// has keeps the window the operator set for it (key_not_after retired
+// the key; erasing it trusted the key again). Naming another key drops
+// the window, which belonged to the old key.
+func TestRepullKeepsKeyWindow(t *testing.T) {
+	work := t.TempDir()
+	chdir(t, work)
+	src := newMemSource()
+	op := keyPair(t, filepath.Join(work, "op"))
+	src.publish(t, "v1", "1", "", op)
+	ctx := context.Background()
+	if _, err := pull.Pull(ctx, pullReq(t, src, "tools", "v1", pull.Signer{Key: "op.pub"})); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pull.ReadLock("tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := lock.Find("echo")
+	e.KeyNotBefore, e.KeyNotAfter = "2020-01-01T00:00:00Z", "2099-06-30T00:00:00Z"
+	if err := pull.WriteLock("tools", lock); err != nil {
+		t.Fatal(err)
+	}
+	// The same file, and a copy of the same key elsewhere.
+	if err := os.WriteFile("copy.pub", must(os.ReadFile("op.pub")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"op.pub", "copy.pub"} {
+		if _, err := pull.Pull(ctx, pullReq(t, src, "tools", "v1", pull.Signer{Key: key})); err != nil {
+			t.Fatal(err)
+		}
+		lock, _ = pull.ReadLock("tools")
+		if e := lock.Find("echo"); e.KeyNotAfter != "2099-06-30T00:00:00Z" || e.KeyNotBefore != "2020-01-01T00:00:00Z" {
+			t.Errorf("re-pull --key %s: key_not_before %q, key_not_after %q: the operator's window was dropped", key, e.KeyNotBefore, e.KeyNotAfter)
+		}
+	}
+	other := keyPair(t, filepath.Join(work, "other"))
+	src.publish(t, "v2", "2", "", other)
+	if _, err := pull.Pull(ctx, pullReq(t, src, "tools", "v2", pull.Signer{Key: "other.pub"})); err != nil {
+		t.Fatal(err)
+	}
+	lock, _ = pull.ReadLock("tools")
+	if e := lock.Find("echo"); e.KeyNotAfter != "" {
+		t.Errorf("another key kept the old key's key_not_after %q", e.KeyNotAfter)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
