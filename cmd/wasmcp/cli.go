@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"runtime/debug"
 	"strings"
 
 	"github.com/wasmcp/wasmcp/host"
@@ -61,38 +60,4 @@ func (m *mibSize) Set(s string) error {
 	}
 	*m = mibSize(b)
 	return nil
-}
-
-// buildVersion is the version to report: the one stamped with -ldflags,
-// else the module version the binary was built at (go install …@v1.2.3),
-// else the VCS revision of a build from a checkout.
-func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev == "" {
-		return version
-	}
-	return "dev-" + rev + dirty
 }

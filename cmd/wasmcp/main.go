@@ -26,9 +26,6 @@ import (
 	"github.com/wasmcp/wasmcp/telemetry"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 const usage = `wasmcp runs MCP tools compiled to WebAssembly, each call in a fresh sandbox.
 
 Usage:
