@@ -94,6 +94,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/privdir"}},
 	{rule: "internal/regfile knows nothing of every other wasmcp package", roots: []string{"./internal/regfile"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/regfile"}},
+	{rule: "cmd/wasmcp/internal/scaffold knows nothing of every wasmcp package", roots: []string{"./cmd/wasmcp/internal/scaffold"},
+		forbidden: everyOther, allowed: []string{mod + "/cmd/wasmcp/internal/scaffold"}},
 	{rule: "cmd/wasmcp/internal/check (wasmcp check) knows nothing of HTTP and stdio (transport)", roots: []string{"./cmd/wasmcp/internal/check"},
 		forbidden: []string{mod + "/transport"}},
 	{rule: "internal/guestbuild knows nothing of every other wasmcp package", roots: []string{"./internal/guestbuild"},

@@ -39,6 +39,7 @@ Usage:
   wasmcp pull REF [-o DIR] [--key PUB]                       pin a published module by digest in DIR/wasmcp.lock, verified
   wasmcp approve NAME [--digest D] [-o DIR]                  approve the grants a pulled module asks for
   wasmcp keygen [--out PREFIX]                               write a signing key pair for push --sign
+  wasmcp new LANG NAME [-o DIR]                              write a new tool (typescript, javascript, go, rust, c)
   wasmcp version                                             print the version
 
 Run 'wasmcp COMMAND --help' for a command's flags.
@@ -77,6 +78,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdApprove(ctx, args[1:], stdout, stderr)
 	case "keygen":
 		err = cmdKeygen(args[1:], stdout, stderr)
+	case "new":
+		err = cmdNew(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "wasmcp", buildVersion())
 	case "help", "-h", "--help":
