@@ -30,11 +30,10 @@
 // # The module
 //
 // The SDK is a Go module of its own, github.com/wasmcp/wasmcp/guest-sdk/go,
-// not a package of the wasmcp module: a tool author runs
-//
-//	go get github.com/wasmcp/wasmcp/guest-sdk/go
-//
-// and the tool's module graph (go.sum, go mod tidy, vulnerability scanners)
+// not a package of the wasmcp module. Until it is published, a tool's
+// go.mod replaces it and abi with a clone's directories (README.md in this
+// directory; `wasmcp new go NAME` writes such a go.mod), and the tool's
+// module graph (go.sum, go mod tidy, vulnerability scanners)
 // holds the SDK and github.com/wasmcp/wasmcp/abi and nothing else — not the
 // host's runtime, JSON library, task store or test dependencies. abi is
 // the wire contract (method names, the describe types, the ABI version),
