@@ -126,13 +126,11 @@ func build(ctx context.Context, pkgDir, outFile string, flags []string) error {
 	return nil
 }
 
-// BuildAll builds every immediate subdirectory of srcRoot that contains a
-// main.go into outDir/<dirname>.wasm with Build (so a reactor is built as
-// one), in name order, and returns the paths
-// of the modules it built. Directories named bin or build, and those
-// starting with '.' or '_' or named testdata, are skipped. It builds every
-// module even if some fail and returns the failures joined.
-func BuildAll(ctx context.Context, srcRoot, outDir string) ([]string, error) {
+// Packages lists the guest packages of srcRoot: its immediate
+// subdirectories that contain a main.go, in name order. Directories named
+// bin or build, and those starting with '.' or '_' or named testdata, are
+// skipped.
+func Packages(srcRoot string) ([]string, error) {
 	entries, err := os.ReadDir(srcRoot)
 	if err != nil {
 		return nil, fmt.Errorf("guestbuild: %w", err)
@@ -149,11 +147,31 @@ func BuildAll(ctx context.Context, srcRoot, outDir string) ([]string, error) {
 		}
 	}
 	sort.Strings(names)
+	return names, nil
+}
+
+// BuildAll builds every guest package of srcRoot (Packages) into
+// outDir/<dirname>.wasm with Build (so a reactor is built as one), in name
+// order, and returns the paths of the modules it built. It builds every
+// module even if some fail and returns the failures joined. each, if not
+// nil, wraps each build (to report progress).
+func BuildAll(ctx context.Context, srcRoot, outDir string, each ...func(name string, build func() error) error) ([]string, error) {
+	names, err := Packages(srcRoot)
+	if err != nil {
+		return nil, err
+	}
 	var built []string
 	var errs []error
 	for _, name := range names {
 		out := filepath.Join(outDir, name+".wasm")
-		if err := Build(ctx, filepath.Join(srcRoot, name), out); err != nil {
+		build := func() error { return Build(ctx, filepath.Join(srcRoot, name), out) }
+		var err error
+		if len(each) > 0 && each[0] != nil {
+			err = each[0](name, build)
+		} else {
+			err = build()
+		}
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}

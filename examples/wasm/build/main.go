@@ -10,7 +10,11 @@
 //
 // -o defaults to examples/wasm/bin and -src to examples/wasm, both in the
 // module root. A module's NAME.policy.toml, if its directory has one, is
-// copied beside its .wasm. It prints one line per module and exits 1 if any failed.
+// copied beside its .wasm. It says what it builds as it starts each step,
+// every 10 seconds while the step runs, and how long it took; it exits 1
+// if any failed. With the default -src it then compiles wasmcp itself
+// (output discarded, -host=false skips it), so that the go run
+// ./cmd/wasmcp that follows it in the README finds every package built.
 //
 // First it runs what `go generate ./internal/jsbuild` runs (when -src is
 // the default): it builds the JavaScript runner and the TypeScript
@@ -36,6 +40,7 @@ import (
 func main() {
 	out := flag.String("o", "", "output directory (default: examples/wasm/bin in the module root)")
 	src := flag.String("src", "", "directory whose subdirectories are guest packages (default: examples/wasm in the module root)")
+	host := flag.Bool("host", true, "with the default -src, also compile wasmcp itself into the Go build cache, so the go run ./cmd/wasmcp that follows starts at once")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: go run ./examples/wasm/build [-o DIR] [-src DIR]")
@@ -43,6 +48,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	hostRoot := "" // the module root, when wasmcp is to be compiled too
 	if *src == "" || *out == "" {
 		root, err := guestbuild.FindModuleRoot()
 		if err != nil {
@@ -50,7 +56,9 @@ func main() {
 		}
 		if *src == "" {
 			embed := filepath.Join(root, "internal", "jsbuild", "embed")
-			if err := jsbuild.Generate(ctx, root, embed); err != nil {
+			if err := step("building the JavaScript runner and TypeScript transform", nil, func() error {
+				return jsbuild.Generate(ctx, root, embed)
+			}); err != nil {
 				fail(err)
 			}
 			fmt.Printf("built %-10s %s (embedded by the next build of wasmcp)\n", "js", embed)
@@ -61,12 +69,15 @@ func main() {
 				fail(err)
 			}
 			*src = filepath.Join(root, "examples", "wasm")
+			hostRoot = root
 		}
 		if *out == "" {
 			*out = filepath.Join(root, "examples", "wasm", "bin")
 		}
 	}
-	built, err := guestbuild.BuildAll(ctx, *src, *out)
+	built, err := guestbuild.BuildAll(ctx, *src, *out, func(name string, build func() error) error {
+		return step("building example "+name, nil, build)
+	})
 	wd, _ := os.Getwd()
 	for _, p := range built {
 		size := ""
@@ -93,6 +104,11 @@ func main() {
 	}
 	if len(built) == 0 {
 		fail(fmt.Errorf("no guest packages (directories with a main.go) in %s", *src))
+	}
+	if *host && hostRoot != "" {
+		if err := buildHost(ctx, hostRoot); err != nil {
+			fail(err)
+		}
 	}
 }
 
