@@ -35,13 +35,15 @@ func loadedYet(s *served) bool { return strings.Contains(s.stderr.String(), "mod
 // while a module is still loading (its describe run takes 5 s), a call of
 // the module that has loaded is answered before the load ends, a call of
 // the slow module waits for that module, and tools/list, which waits for
-// the load, lists both.
+// the load under --ready-wait 0, lists both.
 func TestStdioAnswersDuringTheInitialLoad(t *testing.T) {
 	t.Parallel()
 	tools := slowStartTools(t)
 	// A cache of its own: the description cache must not hold slowstart's
 	// description, or it would be listed without a describe run.
-	s := startServeLoading(t, "--tools", tools, "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s")
+	// --ready-wait 0: tools/list waits for the whole load (the default
+	// answers after 2 s with what is loaded: TestListDoesNotWaitForTheSlowest).
+	s := startServeLoading(t, "--tools", tools, "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s", "--ready-wait", "0")
 	c := newStdioClient(t, s) // initialize
 	if loadedYet(s) {
 		t.Fatal("the load ended before initialize was answered: the test proves nothing")

@@ -66,6 +66,9 @@ func buildHost(ctx context.Context, root string) error {
 		if compiled == 0 {
 			return "resolving packages"
 		}
+		if last == "github.com/wasmcp/wasmcp/cmd/wasmcp" {
+			return fmt.Sprintf("%d packages compiled, linking", compiled)
+		}
 		return fmt.Sprintf("%d packages compiled, last %s", compiled, last)
 	}
 	return step("building wasmcp (the host; cached for the next command)", status, func() error {
