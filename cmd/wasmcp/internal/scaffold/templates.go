@@ -69,7 +69,7 @@ const jsSource = `// {%.Name%}.js — a wasmcp tool in JavaScript. No build: put
 //	wasmcp check {%.Name%}.js
 //	wasmcp call {%.Name%}.js {%.Name%} '{"text": "hello"}'
 //	wasmcp serve --tools .
-import { McpServer } from "wasmcp";
+const { McpServer } = require("wasmcp");
 
 const server = new McpServer({ name: "{%.Name%}", version: "0.1.0" });
 
