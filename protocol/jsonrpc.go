@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 
@@ -84,6 +86,19 @@ func Decode(b []byte) (*Message, []byte, *Error) {
 		}
 		id = env.ID
 	}
+	if err := jsonrpc.CheckKeys(b, envelopeKey); err != nil {
+		// A member given twice, or one spelled like the spec's but
+		// not it: a gateway reading the first, or names without regard
+		// to case, would see another message than the one served.
+		var dup *jsonrpc.DuplicateKeyError
+		if errors.As(err, &dup) {
+			if dup.Key == "id" {
+				id = nil
+			}
+			return nil, id, errorf(CodeInvalidRequest, "Invalid request: member "+strconv.Quote(dup.Key)+" is given twice")
+		}
+		return nil, id, errorf(CodeInvalidRequest, "Invalid request: "+err.Error())
+	}
 	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
 		return nil, id, errorf(CodeInvalidRequest, `Invalid request: "jsonrpc" must be "2.0"`)
 	}
@@ -119,6 +134,26 @@ func Decode(b []byte) (*Message, []byte, *Error) {
 		return nil, id, errorf(CodeInvalidRequest, "Invalid request: a response needs a result or an error")
 	}
 	return m, id, nil
+}
+
+// envelopeNames are the members of a JSON-RPC message.
+var envelopeNames = [][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
+
+// envelopeKey refuses a top-level member that is one of envelopeNames
+// only without regard to case or Unicode folding ("Method", "paramſ"):
+// JSON-RPC names are case-sensitive, so it is not that member, but a
+// decoder matching names loosely (Go's encoding/json) would read it as
+// one.
+func envelopeKey(k []byte) error {
+	if len(k) < 2 || len(k) > 3*len("jsonrpc") {
+		return nil
+	}
+	for _, n := range envelopeNames {
+		if !bytes.Equal(k, n) && bytes.EqualFold(k, n) {
+			return fmt.Errorf("member %q is not %q: JSON-RPC member names are case-sensitive", k, n)
+		}
+	}
+	return nil
 }
 
 // validID accepts a JSON string or a JSON integer. A string id must be

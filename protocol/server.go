@@ -203,6 +203,8 @@ type Hint struct {
 	// LoadWaited says the transport already held the request for the
 	// initial load (Server.AwaitLoad): Handle does not hold it again.
 	LoadWaited bool
+	// idClaimed says HandleBatch holds the request's id in its session.
+	idClaimed bool
 }
 
 // RequestInfo is what a transport may compare its headers against.
@@ -315,6 +317,13 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 		s.AwaitLoad(ctx, msg)
 	}
 	r := &request{ctx: ctx, srv: s, cat: s.cat.Load(), msg: msg, sess: sess, stream: stream, hint: hint}
+	if sess != nil && msg.IsRequest() && !hint.idClaimed {
+		release, ok := sess.claimID(msg.ID)
+		if !ok {
+			return r.fail(errorf(CodeInvalidRequest, "Invalid request: id "+string(msg.ID)+" is already used by a request of this session still being served"))
+		}
+		defer release()
+	}
 	if len(msg.Params) > 0 {
 		if err := sonic.Unmarshal(msg.Params, &r.p); err != nil {
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
@@ -592,7 +601,19 @@ func (s *Server) HandleBatch(ctx context.Context, sess *Session, elems [][]byte,
 			out = append(out, ErrorResponse(msg.ID, errorf(CodeInvalidRequest, "Invalid request: initialize must not be part of a batch")))
 			continue
 		}
-		if resp := s.Handle(ctx, sess, msg, stream, hint); resp.Body != nil {
+		h := hint
+		if sess != nil && msg.IsRequest() {
+			// A batch's ids are in use until its answer is sent: two
+			// alike in one batch would be two answers with one id.
+			release, ok := sess.claimID(msg.ID)
+			if !ok {
+				out = append(out, ErrorResponse(msg.ID, errorf(CodeInvalidRequest, "Invalid request: id "+string(msg.ID)+" is already used by a request of this session still being served")))
+				continue
+			}
+			defer release()
+			h.idClaimed = true
+		}
+		if resp := s.Handle(ctx, sess, msg, stream, h); resp.Body != nil {
 			out = append(out, resp.Body)
 		}
 	}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/bytedance/sonic"
 )
 
 // Stream is where the server writes the messages related to one request —
@@ -31,6 +34,7 @@ type Session struct {
 	logLevel    int
 	subs        map[string]bool
 	inflight    map[string]context.CancelCauseFunc
+	ids         map[string]struct{} // the ids of the client's requests being served
 	pending     map[string]chan *Message
 	closed      bool
 	inputEnded  bool // EndInput: no answer can arrive from the client
@@ -52,6 +56,7 @@ func NewSession() *Session {
 		logLevel: levelInfo,
 		subs:     map[string]bool{},
 		inflight: map[string]context.CancelCauseFunc{},
+		ids:      map[string]struct{}{},
 		pending:  map[string]chan *Message{},
 
 		listensDone: make(chan struct{}),
@@ -150,6 +155,42 @@ func (s *Session) track(id []byte, cancel context.CancelCauseFunc) (untrack func
 		delete(s.inflight, key)
 		s.mu.Unlock()
 	}
+}
+
+// claimID marks the id of a client request as being served until
+// release; ok is false when a request with the same id (as decoded: "a"
+// and "\u0061" are one id) is being served already, whose answer the
+// client could not tell from this one's.
+func (s *Session) claimID(id []byte) (release func(), ok bool) {
+	key := idKey(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, busy := s.ids[key]; busy {
+		return nil, false
+	}
+	s.ids[key] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		delete(s.ids, key)
+		s.mu.Unlock()
+	}, true
+}
+
+// idKey is a request id as the client matches answers: a string id
+// decoded, an integer as its value.
+func idKey(id []byte) string {
+	switch {
+	case len(id) >= 2 && id[0] == '"' && bytes.IndexByte(id, '\\') < 0:
+		return "s" + string(id[1:len(id)-1])
+	case len(id) >= 2 && id[0] == '"':
+		var v string
+		if sonic.Unmarshal(id, &v) == nil {
+			return "s" + v
+		}
+	case string(id) == "-0":
+		return "0"
+	}
+	return string(id)
 }
 
 // ErrCanceledByClient is the cause of a call the client canceled.

@@ -111,3 +111,33 @@ func TestCleanRefusesDuplicateKeys(t *testing.T) {
 		t.Errorf("40 distinct keys: %v", err)
 	}
 }
+
+// TestCheckKeys: a key named twice in any object, compared as decoded, is
+// reported; the outermost object's keys reach top decoded.
+func TestCheckKeys(t *testing.T) {
+	for _, c := range []struct {
+		in, dup string
+	}{
+		{`{"a":1,"b":2}`, ""},
+		{`{"a":1,"a":2}`, "a"},
+		{`{"a":1,"\u0061":2}`, "a"},
+		{`{"x":[{"k":1},{"k":2}]}`, ""},
+		{`{"x":[{"k":1,"k":2}]}`, "k"},
+		{`{"x":{"y":{"z":1,"z":1}}}`, "z"},
+		{`["a","a",{"s":"a","t":"a"}]`, ""},
+		{`{"é":1,"\u00e9":2}`, "é"},
+	} {
+		var tops []string
+		err := CheckKeys([]byte(c.in), func(k []byte) error { tops = append(tops, string(k)); return nil })
+		var d *DuplicateKeyError
+		switch {
+		case c.dup == "" && err != nil:
+			t.Errorf("%s: %v", c.in, err)
+		case c.dup != "" && (!errors.As(err, &d) || d.Key != c.dup):
+			t.Errorf("%s: got %v, want %q twice", c.in, err, c.dup)
+		}
+		if c.in == `{"a":1,"\u0061":2}` && (len(tops) != 2 || tops[1] != "a") {
+			t.Errorf("top keys %q, want decoded", tops)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package protocol
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/contract"
+)
+
+// TestDecodeStrictMembers (issue 36, 8): a client message naming a member
+// twice, at any depth and however spelled, or naming an envelope member
+// only without regard to case or Unicode folding, is -32600: a gateway
+// reading the first of two, or names loosely (Go's encoding/json), would
+// see another message than the one served. Before, the last of two
+// "method" members ran.
+func TestDecodeStrictMembers(t *testing.T) {
+	refused := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","m\u0065thod":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1,"x":2}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"l":[{"k":1,"k":2}]}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","Method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/list"}`,
+		`{"jsonrpc":"2.0","ID":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","PARAMS":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","param` + "\u017f" + `":{}}`,
+		`{"JSONRPC":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"Result":{}}`,
+	}
+	for _, in := range refused {
+		_, _, err := Decode([]byte(in))
+		if err == nil || err.Code != CodeInvalidRequest {
+			t.Errorf("%s: got %v, want -32600", in, err)
+		}
+	}
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"m\u0065thod":"ping"}`, // an escape is the name itself
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"Method":1,"method":2,"x":{"x":1}}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a":1}},"extra":{"a":1}}`,
+	} {
+		if _, _, err := Decode([]byte(in)); err != nil {
+			t.Errorf("%s: refused: %v", in, err)
+		}
+	}
+	// Batches: each element is held to the same rule.
+	elems, perr := SplitBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping","method":"x"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	s := NewServer(Options{Name: "t", Version: "1"})
+	sess := initialized(t, s, "2025-03-26")
+	out := string(s.HandleBatch(context.Background(), sess, elems, nil, Hint{}))
+	if !strings.Contains(out, `"id":1,"error":{"code":-32600`) || !strings.Contains(out, `"id":2,"result"`) {
+		t.Fatalf("batch: %s", out)
+	}
+}
+
+// TestRequestIDInFlight (issue 36, 8): a request whose id is the id of a
+// request of the same session still being served is refused (-32600),
+// however the id is spelled ("a" and "\u0061"); so is a batch naming one
+// id twice. Once the first is answered, its id may be used again.
+// Before, both ran and the client got two answers with one id.
+func TestRequestIDInFlight(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	obj := []byte(`{"type":"object"}`)
+	mod := &fakeModule{name: "m", desc: &abi.Description{ABIVersion: 1, Tools: []abi.Tool{{Name: "block", InputSchema: obj}, {Name: "quick", InputSchema: obj}}}}
+	mod.call = func(ctx context.Context, method string, params []byte, peer contract.Peer) (*contract.Reply, error) {
+		if strings.Contains(string(params), `"block"`) {
+			started <- struct{}{}
+			<-release
+		}
+		return textReply("ok"), nil
+	}
+	s := NewServer(Options{Name: "t", Version: "1"})
+	cat, _ := NewCatalog([]Module{mod}, nil)
+	s.SetCatalog(cat)
+	sess := initialized(t, s, "2025-06-18")
+	call := func(id, tool string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
+	}
+	done := make(chan Response, 1)
+	go func() { done <- handle(t, s, sess, call(`"a"`, "block"), nil) }()
+	<-started
+	for _, id := range []string{`"a"`, `"\u0061"`} {
+		r := handle(t, s, sess, call(id, "quick"), nil)
+		if r.Code != CodeInvalidRequest || !strings.Contains(string(r.Body), "already used") {
+			t.Fatalf("id %s reused while in flight: %s", id, r.Body)
+		}
+	}
+	if r := handle(t, s, sess, call(`"b"`, "quick"), nil); r.Code != 0 {
+		t.Fatalf("another id: %s", r.Body)
+	}
+	if r := handle(t, s, NewSession(), `{"jsonrpc":"2.0","id":"a","method":"ping"}`, nil); r.Code != 0 {
+		t.Fatalf("the same id in another session: %s", r.Body)
+	}
+	close(release)
+	select {
+	case r := <-done:
+		if r.Code != 0 {
+			t.Fatalf("the first call: %s", r.Body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first call did not end")
+	}
+	if r := handle(t, s, sess, call(`"a"`, "quick"), nil); r.Code != 0 {
+		t.Fatalf("the id once answered: %s", r.Body)
+	}
+	elems, _ := SplitBatch([]byte(`[` + call("7", "quick") + `,` + call("7", "quick") + `]`))
+	out := string(s.HandleBatch(context.Background(), sess, elems, nil, Hint{}))
+	if strings.Count(out, `"id":7,"result"`) != 1 || !strings.Contains(out, `"id":7,"error":{"code":-32600`) {
+		t.Fatalf("a batch naming one id twice: %s", out)
+	}
+}
