@@ -139,19 +139,55 @@ func canon(v any) string {
 	return string(b)
 }
 
-// Beyond returns the lines of asked not in approved.
+// Beyond returns what asked asks for beyond approved, comparing what the
+// server will enforce in both directions: every line of asked that is not
+// approved, and, for every approved line that restricts and that asked
+// drops, that line prefixed with DropPrefix. Only a grant — a mount, an
+// environment variable, an outbound HTTP rule — asks for less when it is
+// dropped. Every other line sets a limit or a restriction (memory,
+// timeout, max_instances, an http setting, the access table with its
+// scopes and per-item principals): dropping it puts the server's default
+// in its place — no access table lets every caller in, and a limit set
+// below the default rises to it — and the defaults are serve's flags,
+// which a pull cannot know. A restriction whose value changed is already
+// a line not approved, so it is not reported dropped as well.
 func Beyond(asked, approved []string) []string {
 	ok := make(map[string]bool, len(approved))
 	for _, a := range approved {
 		ok[a] = true
 	}
+	has := make(map[string]bool, len(asked))
+	keys := make(map[string]bool, len(asked))
 	var out []string
 	for _, a := range asked {
+		has[a] = true
+		keys[settingKey(a)] = true
 		if !ok[a] {
 			out = append(out, a)
 		}
 	}
+	for _, a := range approved {
+		if !has[a] && !isGrant(a) && !keys[settingKey(a)] {
+			out = append(out, DropPrefix+a)
+		}
+	}
 	return out
+}
+
+// DropPrefix marks a line of Beyond that an approved version set and the
+// new one drops.
+const DropPrefix = "drops "
+
+// isGrant reports whether a grant line only widens what a call may use:
+// dropping it asks for less.
+func isGrant(line string) bool {
+	return strings.HasPrefix(line, "mount ") || strings.HasPrefix(line, "env ") || strings.HasPrefix(line, "http.allow ")
+}
+
+// settingKey is the key a setting line sets ("memory" of `memory = "64MiB"`).
+func settingKey(line string) string {
+	k, _, _ := strings.Cut(line, " = ")
+	return k
 }
 
 // Describe groups grant lines for people: mounts, outbound HTTP, secrets,
@@ -164,6 +200,8 @@ func Describe(lines []string) string {
 	for _, l := range lines {
 		kind := "limit or setting"
 		switch {
+		case strings.HasPrefix(l, DropPrefix):
+			kind = "DROPS a limit or restriction (the server's default applies)"
 		case strings.HasPrefix(l, "mount ") && mountsToolsDir(strings.TrimPrefix(l, "mount ")):
 			kind = "mount of the TOOLS DIRECTORY, or through .. (a tool writing there can change modules and policies)"
 		case strings.HasPrefix(l, "mount "):

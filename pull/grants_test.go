@@ -38,11 +38,12 @@ headers = { Authorization = { from = "API_TOKEN", prefix = "Bearer " } }
 	}
 	// The same policy written in another order asks for the same.
 	again, _ := pull.Grants([]byte("[env]\nUNITS = \"metric\"\nTOKEN = {from = \"API_TOKEN\"}\n"))
-	if b := pull.Beyond(again, asked); len(b) != 0 {
+	envOnly, _ := pull.Grants([]byte("[env]\nTOKEN = {from = \"API_TOKEN\"}\nUNITS = \"metric\"\n"))
+	if b := pull.Beyond(again, envOnly); len(b) != 0 {
 		t.Fatalf("beyond: %v", b)
 	}
 	more, _ := pull.Grants([]byte("timeout = \"20s\"\nmemory = \"1GiB\"\n"))
-	if b := pull.Beyond(more, asked); len(b) != 1 || b[0] != `memory = "1GiB"` {
+	if b := pull.Beyond(more, asked); strings.Join(b, "\n") != `memory = "1GiB"`+"\n"+pull.DropPrefix+`http.max_requests = 4` {
 		t.Fatalf("beyond: %v", b)
 	}
 	if g, _ := pull.Grants(nil); len(g) != 0 {
@@ -103,5 +104,50 @@ func TestDescribeFlagsToolsDirMounts(t *testing.T) {
 		if got != c.flagged {
 			t.Errorf("mount of %q: flagged %v, want %v:\n%s", c.host, got, c.flagged, pull.Describe(lines))
 		}
+	}
+}
+
+// TestBeyondEffective: "more or less" compares what the server enforces,
+// both ways. Dropping the access table, an item's principals, or a limit
+// (which then rises to the server's default) asks for more; dropping a
+// grant (a mount, a variable, an outbound rule) asks for less.
+func TestBeyondEffective(t *testing.T) {
+	grants := func(p string) []string {
+		t.Helper()
+		g, err := pull.Grants([]byte(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	more := []struct{ name, approved, update string }{
+		{"access_dropped", "[access]\nscopes = [\"admin\"]\n", ""},
+		{"principals_dropped", "[access]\nscopes = [\"read\"]\n[access.tools.set]\nprincipals = [\"ops\"]\n", "[access]\nscopes = [\"read\"]\n"},
+		{"item_access_dropped", "[access.tools.set]\nprincipals = [\"ops\"]\n", "timeout = \"5s\"\n"},
+		{"memory_dropped", "memory = \"16MiB\"\n", ""},
+		{"timeout_dropped", "timeout = \"2s\"\nmemory = \"16MiB\"\n", "memory = \"16MiB\"\n"},
+		{"max_instances_dropped", "max_instances = 1\n", ""},
+		{"http_setting_dropped", "[http]\nmax_requests = 2\n[[http.allow]]\nhost = \"a.example\"\n", "[[http.allow]]\nhost = \"a.example\"\n"},
+		{"limit_raised", "memory = \"16MiB\"\n", "memory = \"32MiB\"\n"},
+	}
+	for _, c := range more {
+		if b := pull.Beyond(grants(c.update), grants(c.approved)); len(b) == 0 {
+			t.Errorf("%s: an update from %q to %q asks for nothing more", c.name, c.approved, c.update)
+		}
+	}
+	less := []struct{ name, approved, update string }{
+		{"mount_dropped", "[[mount]]\nhost = \"d\"\nguest = \"/d\"\n[env]\nA = \"1\"\n", "[env]\nA = \"1\"\n"},
+		{"env_dropped", "[env]\nA = \"1\"\nB = \"2\"\n", "[env]\nA = \"1\"\n"},
+		{"allow_dropped", "[[http.allow]]\nhost = \"a.example\"\n[[http.allow]]\nhost = \"b.example\"\n", "[[http.allow]]\nhost = \"a.example\"\n"},
+		{"same", "memory = \"16MiB\"\ntimeout = \"5s\"\n[access]\nscopes = [\"x\"]\n", "timeout = \"5s\"\nmemory = \"16MiB\"\n[access]\nscopes = [\"x\"]\n"},
+	}
+	for _, c := range less {
+		if b := pull.Beyond(grants(c.update), grants(c.approved)); len(b) != 0 {
+			t.Errorf("%s: an update from %q to %q asks for %v", c.name, c.approved, c.update, b)
+		}
+	}
+	b := pull.Beyond(nil, grants("[access]\nscopes = [\"admin\"]\n"))
+	if d := pull.Describe(b); !strings.Contains(d, "DROPS") || !strings.Contains(d, `access = {"scopes":["admin"]}`) {
+		t.Errorf("a dropped access table is shown as:\n%s", d)
 	}
 }

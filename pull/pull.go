@@ -168,7 +168,7 @@ func record(t *Tool, p *Pulled) {
 	case t.Approved != nil && len(Beyond(f.Grants, *t.Approved)) == 0:
 		t.Digest, t.Pending, t.PendingDigest = p.Digest, nil, ""
 		p.Outcome = Within
-	case len(f.Grants) == 0:
+	case t.Approved == nil && len(f.Grants) == 0:
 		t.Digest, t.Pending, t.PendingDigest = p.Digest, nil, ""
 		empty := []string{}
 		t.Approved = &empty

@@ -116,3 +116,32 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestPullDropsAccess: an update whose policy drops the approved access
+// table (or has no policy at all any more) lets every caller in: it is
+// pending approval, never "nothing to approve".
+func TestPullDropsAccess(t *testing.T) {
+	work := t.TempDir()
+	src := newMemSource()
+	src.publish(t, "v1", "1", "[access]\nscopes = [\"admin\"]\n", nil)
+	ctx := context.Background()
+	dir := filepath.Join(work, "tools")
+	unsigned := pull.Signer{Unsigned: true}
+	if _, err := pull.Pull(ctx, pullReq(t, src, dir, "v1", unsigned)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pull.Approve(dir, "echo", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, policy := range []string{"", "timeout = \"5s\"\n"} {
+		v := "2" + policy
+		src.publish(t, "v2", v, policy, nil)
+		p, err := pull.Pull(ctx, pullReq(t, src, dir, "v2", unsigned))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Outcome != pull.Pending || len(p.Beyond) == 0 {
+			t.Errorf("an update dropping [access] (policy %q): outcome %v, beyond %v; want pending", policy, p.Outcome, p.Beyond)
+		}
+	}
+}
