@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -72,20 +75,26 @@ var nameTables = map[string]bool{"env": true, "http.allow.headers": true,
 	"access.tools": true, "access.resources": true, "access.prompts": true}
 
 // lowercaseKeys refuses a structural key of a policy (one the policy
-// reader matches to a field) that is not lowercase: the reader matches
-// keys case-insensitively, so `MOUNT` is a mount, while the lines here,
-// by their spelling, would file it as a limit. Keys of name tables keep
-// their case; what is under a name is structural again.
+// reader matches to a field) that is not lowercase ASCII: the reader
+// matches keys case-insensitively with Unicode folding, so `MOUNT` is a
+// mount and `acceſſ` (U+017F, long s) the access table, while the lines
+// here, by their spelling, would file them as limits. Keys of name tables
+// keep their case; what is under a name is structural again. No key may
+// hold a control or invisible character (ESC, CR, a bidi override), which
+// would make a listing show other than what the server reads.
 func lowercaseKeys(path string, v any) error {
 	for _, t := range tablesOf(v) {
 		for k, sub := range t {
 			var p string
+			full := strings.TrimPrefix(path+"."+k, ".")
 			switch {
+			case !printable(k):
+				return fmt.Errorf("policy: key %s holds a control or invisible character: a listing would not show what the server reads", Printable(strconv.Quote(full)))
 			case nameTables[path]:
 				p = path + ".*"
-			case k != strings.ToLower(k):
-				return fmt.Errorf("policy: key %q is not lowercase (the server would read it as %q): write it %q",
-					strings.TrimPrefix(path+"."+k, "."), strings.ToLower(k), strings.ToLower(k))
+			case !asciiKey(k):
+				return fmt.Errorf("policy: key %s is not lowercase ASCII (the server matches keys case-insensitively, with Unicode folding: %q may be read as another key); write keys in a-z, 0-9, _ and -",
+					Printable(strconv.Quote(full)), k)
 			default:
 				p = strings.TrimPrefix(path+"."+k, ".")
 			}
@@ -219,7 +228,7 @@ func Describe(lines []string) string {
 		case strings.HasPrefix(l, "access "):
 			kind = "access"
 		}
-		fmt.Fprintf(&b, "  %-38s %s\n", kind+":", l)
+		fmt.Fprintf(&b, "  %-38s %s\n", kind+":", Printable(l))
 	}
 	return b.String()
 }
@@ -237,4 +246,57 @@ func mountsToolsDir(grant string) bool {
 	}
 	h := filepath.Clean(m.Host)
 	return h == "." || h == ".." || strings.HasPrefix(h, "../") || h == "/"
+}
+
+// asciiKey reports whether k is a key as the policy reader's fields are
+// spelled: lowercase ASCII letters, digits, '_' and '-'.
+func asciiKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// printable reports whether s holds only graphic characters and spaces:
+// no control character (C0, DEL, C1) and no format character (Cf: bidi
+// overrides, zero-width joiners), which a terminal acts on or hides.
+func printable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Printable is s made safe to show on a terminal: every control, format
+// or invalid character written as a Go escape (\x1b, \u202e), so remote
+// data (policy lines, a signer's identity) cannot move the cursor, hide
+// text or reorder a line. A backslash stays as it is.
+func Printable(s string) string {
+	if printable(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r):
+			if r < 0x100 {
+				fmt.Fprintf(&b, "\\x%02x", r)
+			} else {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

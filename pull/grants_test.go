@@ -151,3 +151,39 @@ func TestBeyondEffective(t *testing.T) {
 		t.Errorf("a dropped access table is shown as:\n%s", d)
 	}
 }
+
+// TestGrantsShownAsRead: what pull and approve list is what the server
+// reads. A key spelled with U+017F (acceſſ folds to access in the policy
+// reader) is refused, as is a key holding a control or invisible
+// character (ESC [8m "conceal", CR, a bidi override) in a table or a name;
+// values are shown with every control and format character escaped.
+func TestGrantsShownAsRead(t *testing.T) {
+	for _, p := range []string{
+		"[acce\u017f\u017f]\nscopes = []\n",
+		"[[mount]]\nho\u017ft = \"/\"\nguest = \"/h\"\n",
+		"\"memory\x1b[8m\" = \"1GiB\"\n",
+		"[env]\n\"A\x1b[8m\" = \"1\"\n",
+		"[env]\n\"A\rmount {host=/}\" = \"1\"\n",
+		"[[http.allow]]\nhost = \"a.example\"\nheaders = { \"X\u202eY\" = \"v\" }\n",
+		"[access.tools.\"t\u200b\"]\nprincipals = [\"ops\"]\n",
+	} {
+		if g, err := pull.Grants([]byte(p)); err == nil {
+			t.Errorf("%q: read as %v, want refused", p, g)
+		} else if strings.ContainsAny(err.Error(), "\x1b\r\u202e\u200b") {
+			t.Errorf("%q: the refusal holds the raw character: %q", p, err)
+		}
+	}
+	g, err := pull.Grants([]byte(`[env]
+A = "x\u009b8m\u202ey"
+[[mount]]
+host = "d\u007f"
+guest = "/d"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pull.Describe(g)
+	if strings.ContainsAny(d, "\u009b\u202e\x7f") || !strings.Contains(d, `\x9b`) || !strings.Contains(d, `\u202e`) || !strings.Contains(d, `\x7f`) {
+		t.Errorf("listing holds raw control characters or lost them:\n%q", d)
+	}
+}

@@ -186,7 +186,7 @@ Flags:
 func printPulled(stdout io.Writer, ref oci.Ref, p *pull.Pulled, dir string) {
 	fmt.Fprintf(stdout, "pulled %s\n  digest  %s\n", ref, p.Digest)
 	if p.Fetched.Signer != "" {
-		fmt.Fprintf(stdout, "  signer  %s\n", p.Fetched.Signer)
+		fmt.Fprintf(stdout, "  signer  %s\n", pull.Printable(p.Fetched.Signer))
 	} else {
 		fmt.Fprintf(stdout, "  signer  none (accepted unsigned: signed = false)\n")
 	}
