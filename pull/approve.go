@@ -38,7 +38,7 @@ func Approve(dir, name, want string) (*Approval, error) {
 	g := append([]string{}, t.Pending...)
 	t.Approved = &g
 	if t.PendingDigest != "" {
-		t.Digest = t.PendingDigest
+		t.moveTo(t.PendingDigest)
 	}
 	t.Pending, t.PendingDigest = nil, ""
 	if err := WriteLock(dir, lock); err != nil {

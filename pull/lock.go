@@ -67,6 +67,12 @@ type Tool struct {
 	// Approved, waiting for `wasmcp approve NAME`.
 	Pending       []string `toml:"pending,omitempty"`
 	PendingDigest string   `toml:"pending_digest,omitempty"`
+	// Replaced are the digests this entry pinned before and moved away
+	// from, oldest first (the last MaxReplaced). "Older" than the pinned
+	// version means one of these: a tag moved back to one is a rollback,
+	// refused unless AllowDowngrade (wasmcp pull --allow-downgrade).
+	Replaced       []string `toml:"replaced,omitempty"`
+	AllowDowngrade bool     `toml:"allow_downgrade,omitempty"`
 	// Signer is who signed the pinned digest, as last verified (for the
 	// operator's eyes; verification never reads it).
 	Signer string `toml:"signer,omitempty"`
@@ -259,4 +265,32 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// MaxReplaced bounds a lock entry's Replaced list.
+const MaxReplaced = 32
+
+// moveTo pins d, recording the digest pinned until now as replaced (and
+// forgetting d there, if the operator pinned it again).
+func (t *Tool) moveTo(d string) {
+	if t.Digest != "" && t.Digest != d {
+		t.Replaced = append(slices.DeleteFunc(t.Replaced, func(r string) bool { return r == t.Digest }), t.Digest)
+		if len(t.Replaced) > MaxReplaced {
+			t.Replaced = t.Replaced[len(t.Replaced)-MaxReplaced:]
+		}
+	}
+	t.Replaced = slices.DeleteFunc(t.Replaced, func(r string) bool { return r == d })
+	t.Digest = d
+}
+
+// ErrRollback is the refusal of a digest t moved away from before.
+var ErrRollback = errors.New("a rollback")
+
+// checkRollback refuses d if t moved away from it before, unless t
+// allows a downgrade.
+func (t *Tool) checkRollback(d string) error {
+	if t.AllowDowngrade || !slices.Contains(t.Replaced, d) {
+		return nil
+	}
+	return fmt.Errorf("%s is a version %s pinned before and moved away from: %w (the tag moved back); pin it again with wasmcp pull --allow-downgrade", d, t.Name, ErrRollback)
 }

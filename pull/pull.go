@@ -42,6 +42,9 @@ type Request struct {
 	Signer Signer
 	Source Source
 	Cache  *Cache
+	// AllowDowngrade pins a digest the entry moved away from before (a
+	// rollback otherwise refused).
+	AllowDowngrade bool
 }
 
 // Outcome says what a pull recorded for a version that passed every
@@ -85,6 +88,11 @@ func Pull(ctx context.Context, r Request) (*Pulled, error) {
 	dgst, err := r.Source.Resolve(ctx, r.Ref)
 	if err != nil {
 		return nil, err
+	}
+	if !r.AllowDowngrade {
+		if err := t.checkRollback(dgst); err != nil {
+			return nil, fmt.Errorf("pull %s refused: %w", r.Ref, err)
+		}
 	}
 	s := &Syncer{Dir: r.Dir, Cache: r.Cache, Source: r.Source, Verify: Verify}
 	f, err := s.Fetch(ctx, &t, dgst)
@@ -166,16 +174,18 @@ func record(t *Tool, p *Pulled) {
 	f := p.Fetched
 	switch {
 	case t.Approved != nil && len(Beyond(f.Grants, *t.Approved)) == 0:
-		t.Digest, t.Pending, t.PendingDigest = p.Digest, nil, ""
+		t.moveTo(p.Digest)
+		t.Pending, t.PendingDigest = nil, ""
 		p.Outcome = Within
 	case t.Approved == nil && len(f.Grants) == 0:
-		t.Digest, t.Pending, t.PendingDigest = p.Digest, nil, ""
+		t.moveTo(p.Digest)
+		t.Pending, t.PendingDigest = nil, ""
 		empty := []string{}
 		t.Approved = &empty
 		p.Outcome = NothingToApprove
 	default:
 		if t.Digest == "" || t.Approved == nil {
-			t.Digest = p.Digest // nothing served yet: this is the version to approve
+			t.moveTo(p.Digest) // nothing served yet: this is the version to approve
 		}
 		t.Pending, t.PendingDigest = f.Grants, p.Digest
 		if t.Approved != nil {

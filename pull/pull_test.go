@@ -1,7 +1,10 @@
 package pull_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +146,59 @@ func TestPullDropsAccess(t *testing.T) {
 		if p.Outcome != pull.Pending || len(p.Beyond) == 0 {
 			t.Errorf("an update dropping [access] (policy %q): outcome %v, beyond %v; want pending", policy, p.Outcome, p.Beyond)
 		}
+	}
+}
+
+// TestRollbackRefused: a registry moving a tag back to a version the lock
+// replaced (a rollback to an older signed version) is refused, by pull
+// and by serve following the tag, unless the operator allows it
+// (--allow-downgrade, or allow_downgrade in the lock).
+func TestRollbackRefused(t *testing.T) {
+	work := t.TempDir()
+	dir := filepath.Join(work, "tools")
+	src := newMemSource()
+	ctx := context.Background()
+	unsigned := pull.Signer{Unsigned: true}
+	d1 := src.publish(t, "v", "1", "", nil)
+	if _, err := pull.Pull(ctx, pullReq(t, src, dir, "v", unsigned)); err != nil {
+		t.Fatal(err)
+	}
+	d2 := src.publish(t, "v", "2", "", nil)
+	if _, err := pull.Pull(ctx, pullReq(t, src, dir, "v", pull.Signer{})); err != nil {
+		t.Fatal(err)
+	}
+	src.tags["v"] = d1 // the registry moves the tag back
+	_, err := pull.Pull(ctx, pullReq(t, src, dir, "v", pull.Signer{}))
+	if !errors.Is(err, pull.ErrRollback) {
+		t.Errorf("pull of the tag moved back: %v, want a rollback refusal", err)
+	}
+
+	// serve, following the tag, keeps d2.
+	cache, err := pull.OpenCache(filepath.Join(work, "cache"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	s := &pull.Syncer{Dir: dir, Cache: cache, Source: src, Verify: pull.Verify, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if _, err := s.Sync(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	lock, _ := pull.ReadLock(dir)
+	if got := lock.Find("echo").Digest; got != d2 {
+		t.Errorf("serve following the tag moved the lock back to %s, want %s kept", got, d2)
+	}
+	if !strings.Contains(logs.String(), "check=rollback") {
+		t.Errorf("serve's log does not name the rollback:\n%s", logs.String())
+	}
+
+	// The operator allows it.
+	r := pullReq(t, src, dir, "v", pull.Signer{})
+	r.AllowDowngrade = true
+	if _, err := pull.Pull(ctx, r); err != nil {
+		t.Fatalf("pull --allow-downgrade: %v", err)
+	}
+	lock, _ = pull.ReadLock(dir)
+	if e := lock.Find("echo"); e.Digest != d1 || len(e.Replaced) != 1 || e.Replaced[0] != d2 {
+		t.Errorf("after --allow-downgrade: digest %s, replaced %v; want %s, [%s]", e.Digest, e.Replaced, d1, d2)
 	}
 }

@@ -45,6 +45,7 @@ const (
 	CheckSignature Check = "signature" // unsigned, or no signature verifies for the expected signer
 	CheckPolicy    Check = "policy"    // the policy layer does not parse
 	CheckApproval  Check = "approval"  // asks for grants the operator did not approve
+	CheckRollback  Check = "rollback"  // a tag moved back to a version the lock replaced
 )
 
 // CheckError is a refusal, naming the check that failed.
@@ -322,6 +323,11 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	if now == t.Digest {
 		return changed, lockChanged
 	}
+	if err := t.checkRollback(now); err != nil {
+		log.Error("update refused: the tag moved back to a version replaced before; the pinned version keeps serving", "digest", now, "pinned", t.Digest,
+			"check", string(CheckRollback), "reason", err.Error())
+		return changed, lockChanged
+	}
 	nf, err := s.Fetch(ctx, t, now)
 	if err == nil && t.Approved == nil {
 		err = refuse(CheckApproval, fmt.Errorf("not approved yet; run wasmcp approve %s", t.Name))
@@ -346,7 +352,8 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		return changed || c, lockChanged
 	}
 	log.Info("pulled tool updated", "digest", now, "was", t.Digest, "signer", nf.Signer)
-	t.Digest, t.Signer, t.Pending, t.PendingDigest = now, nf.Signer, nil, ""
+	t.moveTo(now)
+	t.Signer, t.Pending, t.PendingDigest = nf.Signer, nil, ""
 	return changed || c, true
 }
 

@@ -136,6 +136,7 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	issuer := fs.String("issuer", "", "the expected OIDC issuer of a keyless signature")
 	root := fs.String("trusted-root", "", "Sigstore trusted-root JSON file keyless signatures are checked against, offline")
 	unsigned := fs.Bool("unsigned", false, "accept the tool without a signature (the lock records signed = false)")
+	downgrade := fs.Bool("allow-downgrade", false, "pin the digest the tag names even if this lock moved away from it before (a rollback otherwise refused)")
 	cacheDir := fs.String("cache-dir", "", "the cache directory (the pulled blobs go to its oci subdirectory; default "+host.DefaultCacheDir()+")")
 	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp pull REGISTRY/REPOSITORY[:TAG|@DIGEST] [-o DIR] [--key PUB | --identity ID --issuer URL --trusted-root FILE | --unsigned]
 
@@ -173,7 +174,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	p, err := pull.Pull(ctx, pull.Request{Dir: *out, Ref: ref, Name: *name, Source: c, Cache: cache,
+	p, err := pull.Pull(ctx, pull.Request{Dir: *out, Ref: ref, Name: *name, Source: c, Cache: cache, AllowDowngrade: *downgrade,
 		Signer: pull.Signer{Key: *key, Identity: *identity, IdentityRegexp: *identityRe, Issuer: *issuer, TrustedRoot: *root, Unsigned: *unsigned}})
 	if err != nil {
 		return err
