@@ -38,6 +38,8 @@ var everyOther = []string{mod}
 var layers = []layer{
 	{rule: "abi knows nothing of everything else", dir: "abi", roots: []string{"./..."},
 		forbidden: everyOther, allowed: []string{mod + "/abi"}},
+	{rule: "abi/uritemplate knows nothing of everything else", dir: "abi", roots: []string{"./uritemplate"},
+		forbidden: everyOther, allowed: []string{mod + "/abi/uritemplate"}},
 	{rule: "contract knows nothing of wazero and every wasmcp package but abi", roots: []string{"./contract"},
 		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/contract", mod + "/abi"}},
 	{rule: "host knows nothing of MCP revisions, eras and sessions (protocol), transport, tasks, registry, auth, telemetry", roots: []string{"./host/..."},
@@ -86,8 +88,6 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/jsonrpc"}},
 	{rule: "internal/schema knows nothing of every other wasmcp package", roots: []string{"./internal/schema"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/schema"}},
-	{rule: "internal/uritemplate knows nothing of every other wasmcp package", roots: []string{"./internal/uritemplate"},
-		forbidden: everyOther, allowed: []string{mod + "/internal/uritemplate"}},
 	{rule: "internal/wasmrewrite knows nothing of the guest ABI, wazero, every other wasmcp package", roots: []string{"./internal/wasmrewrite"},
 		forbidden: append([]string{wazero}, everyOther...), allowed: []string{mod + "/internal/wasmrewrite"}},
 	{rule: "internal/privdir knows nothing of every other wasmcp package", roots: []string{"./internal/privdir"},

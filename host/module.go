@@ -17,10 +17,10 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/abi/uritemplate"
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/internal/schema"
-	"github.com/wasmcp/wasmcp/internal/uritemplate"
 	"github.com/wasmcp/wasmcp/skills"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/abi/uritemplate"
 	"github.com/wasmcp/wasmcp/contract"
-	"github.com/wasmcp/wasmcp/internal/uritemplate"
 	"github.com/wasmcp/wasmcp/skills"
 )
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/abi/uritemplate"
 )
 
 // Resource declares a resource with a fixed URI (an MCP Resource: URI and
@@ -115,7 +116,7 @@ type resourceEntry struct {
 
 type templateEntry struct {
 	def  ResourceTemplate
-	tmpl *uriTemplate
+	tmpl *uritemplate.Template
 	h    TemplateHandler
 }
 
@@ -150,11 +151,11 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h TemplateHandler) {
 	if t.Name == "" || h == nil {
 		panic(fmt.Sprintf("guest: AddResourceTemplate %q: Name and handler are required", t.URITemplate))
 	}
-	tmpl, err := parseURITemplate(t.URITemplate)
+	tmpl, err := uritemplate.ParseStrict(t.URITemplate)
 	if err != nil {
 		panic("guest: " + err.Error())
 	}
-	if len(tmpl.varNames()) == 0 {
+	if len(tmpl.Names()) == 0 {
 		panic(fmt.Sprintf("guest: uri template %q has no {variable}; use AddResource", t.URITemplate))
 	}
 	for _, e := range s.templates {

@@ -307,7 +307,7 @@ func (s *Server) readResource(c *Context, params json.RawMessage) (any, *Error) 
 		var t *templateEntry
 		var vars map[string]string
 		for _, e := range s.templates {
-			if v, ok := e.tmpl.match(p.URI); ok {
+			if v, ok := e.tmpl.MatchStrict(p.URI); ok {
 				t, vars = e, v
 				break
 			}
