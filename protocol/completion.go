@@ -25,7 +25,7 @@ func (r *request) complete() Response {
 	}
 	mod, ok := r.cat.complete[key]
 	if !ok || ref.Type == "ref/resource" && !r.allowed(mod, ItemResource, ref.URI) {
-		return r.ok(emptyCompletion, false)
+		return r.ok(emptyCompletion, noCache)
 	}
 	reply, err := r.invoke(mod, abi.MethodComplete)
 	if err != nil {
@@ -34,5 +34,5 @@ func (r *request) complete() Response {
 	if reply.Error != nil {
 		return r.fail(reply.Error)
 	}
-	return r.ok(reply.Result, false)
+	return r.ok(reply.Result, noCache)
 }

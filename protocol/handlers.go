@@ -39,7 +39,7 @@ func init() {
 	}
 }
 
-func (r *request) empty() Response { return r.ok([]byte("{}"), false) }
+func (r *request) empty() Response { return r.ok([]byte("{}"), noCache) }
 
 // capabilities are the server capabilities for a revision.
 func (r *request) capabilities() map[string]any {
@@ -116,7 +116,7 @@ func (r *request) initialize() Response {
 		res["instructions"] = in
 	}
 	b, _ := sonic.Marshal(res)
-	return r.ok(b, false)
+	return r.ok(b, noCache)
 }
 
 // sonicRaw embeds pre-encoded JSON in a value sonic marshals.
@@ -135,8 +135,9 @@ func (r *request) discover() Response {
 	}
 	if in, hidden := r.instructions(); in != "" {
 		res["instructions"] = in
-		if hidden {
-			res["cacheScope"] = "private" // the caller's own instructions
+		if _, nobodyMisses := r.nobody().instructions(); hidden || nobodyMisses {
+			// Instructions some caller is not given: the caller's own.
+			res["cacheScope"] = "private"
 		}
 	}
 	b, _ := sonic.Marshal(res)
@@ -199,6 +200,7 @@ func (r *request) page(list string, n int, key func(int) string, enc func(int) [
 	// Items the caller may not see are left out: the page works on the
 	// visible subset, and is cached under that subset's digest.
 	idx, grants := r.visible(n, item, kind)
+	scope := r.listScope(idx != nil, n, item, kind)
 	if idx != nil {
 		key0, enc0 := key, enc
 		key = func(i int) string { return key0(idx[i]) }
@@ -236,7 +238,7 @@ func (r *request) page(list string, n int, key func(int) string, enc func(int) [
 	}
 	b = append(b, '}')
 	if r.era == Modern {
-		b = r.srv.decorate(b, true)
+		b = r.srv.decorate(b, scope)
 	}
 	r.cat.pages.Store(pk, b)
 	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}

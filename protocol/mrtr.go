@@ -238,8 +238,8 @@ func (r *request) inputRequired(reply *contract.Reply) Response {
 // done answers a guest's complete result; a cacheable result of a retry
 // is marked uncacheable (ttlMs 0, private), as MRTR retries must not be
 // cached.
-func (r *request) done(result []byte, cacheable bool) Response {
-	if cacheable && r.inputs != nil && r.inputs.retry {
+func (r *request) done(result []byte, c cacheHint) Response {
+	if c != noCache && r.inputs != nil && r.inputs.retry {
 		res := bytes.TrimSpace(result)
 		if len(res) > 1 && res[0] == '{' {
 			b := make([]byte, 0, len(res)+40)
@@ -250,7 +250,7 @@ func (r *request) done(result []byte, cacheable bool) Response {
 			result = append(b, bytes.TrimSpace(res[1:])...)
 		}
 	}
-	return r.ok(result, cacheable)
+	return r.ok(result, c)
 }
 
 // modernRequest serves a guest's request to the client in the modern era,

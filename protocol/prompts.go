@@ -22,5 +22,5 @@ func (r *request) getPrompt() Response {
 	if reply.Error != nil {
 		return r.fail(reply.Error)
 	}
-	return r.ok(reply.Result, false)
+	return r.ok(reply.Result, noCache)
 }

@@ -15,6 +15,7 @@ func (r *request) readResource() Response {
 		return resp
 	}
 	var mod Module
+	name := uri // what grants name: the URI, or the template it matches
 	if e, ok := r.cat.resIdx[uri]; ok {
 		if r.allowed(e.mod, ItemResource, uri) {
 			mod = e.mod
@@ -23,7 +24,7 @@ func (r *request) readResource() Response {
 		for _, t := range r.cat.templates {
 			if _, ok := t.t.Match(uri); ok {
 				if r.allowed(t.mod, ItemResource, t.tmpl.URITemplate) {
-					mod = t.mod
+					mod, name = t.mod, t.tmpl.URITemplate
 				}
 				break
 			}
@@ -56,7 +57,7 @@ func (r *request) readResource() Response {
 		}
 		return r.fail(reply.Error)
 	}
-	return r.done(reply.Result, true)
+	return r.done(reply.Result, r.itemScope(mod, ItemResource, name))
 }
 
 // notFound is the resource-not-found error of the request's revision.

@@ -488,10 +488,10 @@ func (r *request) fail(e *Error) Response {
 }
 
 // ok answers a result, decorated for the era: a modern result gets
-// resultType and serverInfo (and cache hints when cacheable is set).
-func (r *request) ok(result []byte, cacheable bool) Response {
+// resultType and serverInfo (and the cache hints of c).
+func (r *request) ok(result []byte, c cacheHint) Response {
 	if r.era == Modern {
-		result = r.srv.decorate(result, cacheable)
+		result = r.srv.decorate(result, c)
 	}
 	return Response{Body: ResultResponse(r.msg.ID, result), Era: r.era}
 }
@@ -500,8 +500,10 @@ func (r *request) ok(result []byte, cacheable bool) Response {
 var decoratedMembers = [][]byte{[]byte(`"resultType"`), []byte(`"_meta"`), []byte(`"ttlMs"`), []byte(`"cacheScope"`)}
 
 // decorate adds resultType, _meta.serverInfo and, for cacheable results,
-// ttlMs and cacheScope to a modern result, keeping members already set.
-func (s *Server) decorate(result []byte, cacheable bool) []byte {
+// ttlMs and cacheScope (c's) to a modern result, keeping members already
+// set.
+func (s *Server) decorate(result []byte, c cacheHint) []byte {
+	cacheable := c != noCache
 	result = bytes.TrimSpace(result)
 	if len(result) < 2 || result[0] != '{' {
 		return result
@@ -514,7 +516,7 @@ func (s *Server) decorate(result []byte, cacheable bool) []byte {
 		if cacheable {
 			b = append(b, `"ttlMs":`...)
 			b = strconv.AppendInt(b, s.opts.CacheTTL.Milliseconds(), 10)
-			b = append(b, `,"cacheScope":"public",`...)
+			b = append(b, c.member()...)
 		}
 		b = append(b, s.metaInfo...)
 		rest := bytes.TrimSpace(result[1:])
@@ -538,7 +540,7 @@ func (s *Server) decorate(result []byte, cacheable bool) []byte {
 			m["ttlMs"] = strconv.AppendInt(nil, s.opts.CacheTTL.Milliseconds(), 10)
 		}
 		if _, ok := m["cacheScope"]; !ok {
-			m["cacheScope"] = json.RawMessage(`"public"`)
+			m["cacheScope"] = json.RawMessage(c.value())
 		}
 	}
 	var meta map[string]json.RawMessage

@@ -333,7 +333,7 @@ func TestModernEra(t *testing.T) {
 
 func TestDecorateKeepsGuestMembers(t *testing.T) {
 	s := NewServer(Options{Name: "n", Version: "v"})
-	out := s.decorate([]byte(`{"content":[],"_meta":{"x":1}}`), false)
+	out := s.decorate([]byte(`{"content":[],"_meta":{"x":1}}`), noCache)
 	var m map[string]any
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("%s: %v", out, err)
@@ -342,13 +342,13 @@ func TestDecorateKeepsGuestMembers(t *testing.T) {
 	if m["resultType"] != "complete" || meta["x"] != float64(1) || meta[MetaServerInfo] == nil {
 		t.Fatalf("decorate: %s", out)
 	}
-	if got := string(s.decorate([]byte(`{}`), false)); got != `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"n","version":"v"}}}` {
+	if got := string(s.decorate([]byte(`{}`), noCache)); got != `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"n","version":"v"}}}` {
 		t.Fatalf("decorate empty: %s", got)
 	}
 	// A guest's _meta spelled with an escape is still its _meta: the
 	// answer holds one _meta, with the server's info in it (a client
 	// whose parser keeps the last of two would otherwise lose it).
-	out = s.decorate([]byte(`{"content":[],"_m\u0065ta":{"x":1},"resultTyp\u0065":"complete"}`), true)
+	out = s.decorate([]byte(`{"content":[],"_m\u0065ta":{"x":1},"resultTyp\u0065":"complete"}`), cachePublic)
 	if n := strings.Count(string(out), "_meta") + strings.Count(string(out), `_m\u0065ta`); n != 1 {
 		t.Fatalf("decorate of an escaped _meta: %d _meta members in %s", n, out)
 	}
@@ -366,7 +366,7 @@ func TestDecorateKeepsGuestMembers(t *testing.T) {
 		`{"content":[],"structuredContent":{"n":12345678901234567891,"f":1.50,"s":"caf\u00e9"}}`,
 		`{"content":[],"structuredContent":{"n":12345678901234567891,"f":1.50},"_meta":{"big":98765432109876543210}}`,
 	} {
-		out := string(s.decorate([]byte(in), true))
+		out := string(s.decorate([]byte(in), cachePublic))
 		for _, want := range []string{`12345678901234567891`, `1.50`} {
 			if !strings.Contains(out, want) {
 				t.Errorf("decorate(%s) = %s: %s changed", in, out, want)

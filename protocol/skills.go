@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -222,7 +223,7 @@ func (r *request) getSkill() Response {
 	}
 	b := make([]byte, 0, len(s.Entry())+12)
 	b = append(append(append(b, `{"skill":`...), s.Entry()...), '}')
-	return r.ok(b, true)
+	return r.ok(b, r.skillScope(s))
 }
 
 // readSkillFile answers resources/read of a skill file; ok is false when
@@ -247,7 +248,7 @@ func (r *request) readSkillFile(uri string) (Response, bool) {
 		}
 		return r.fail(&Error{Code: CodeInternalError, Message: msg}), true
 	}
-	return r.ok(b, true), true
+	return r.ok(b, r.skillScope(r.cat.skills.file[uri])), true
 }
 
 // readDirectory answers resources/directory/read: the direct children of
@@ -286,6 +287,9 @@ func (r *request) readDirectory() Response {
 		cursor = *r.p.Cursor
 	}
 	idx, grants := r.visible(len(keys), func(i int) (Module, string) {
+		return r.cat.skills.mod[owners[i]], owners[i].URI()
+	}, ItemResource)
+	scope := r.listScope(idx != nil, len(owners), func(i int) (Module, string) {
 		return r.cat.skills.mod[owners[i]], owners[i].URI()
 	}, ItemResource)
 	if idx != nil {
@@ -327,7 +331,7 @@ func (r *request) readDirectory() Response {
 	}
 	b = append(b, '}')
 	if r.era == Modern {
-		b = r.srv.decorate(b, true)
+		b = r.srv.decorate(b, scope)
 	}
 	r.cat.pages.Store(pk, b)
 	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}
@@ -337,6 +341,19 @@ func (r *request) readDirectory() Response {
 // skill is open; a module's follows the module's grant of the skill's
 // SKILL.md URI as a resource (the module's grant unless
 // [access.resources."skill://…/SKILL.md"] names one).
+// skillScope is the cache hint of an answer about s (its entry, one of its
+// files): public when the caller nobody is may use it. The host serves
+// skills itself; no guest is told who asks.
+func (r *request) skillScope(s *skills.Skill) cacheHint {
+	if s == nil || r.srv.opts.Access == nil || r.cat.skills == nil {
+		return cachePublic
+	}
+	if mod, ok := r.cat.skills.mod[s]; ok && !r.srv.opts.Access(context.Background(), "", mod, ItemResource, s.URI()) {
+		return cachePrivate
+	}
+	return cachePublic
+}
+
 func (r *request) skillAllowed(s *skills.Skill) bool {
 	if s == nil || r.srv.opts.Access == nil || r.cat.skills == nil {
 		return true

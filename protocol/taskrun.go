@@ -83,7 +83,7 @@ func (r *request) runEscalating(e *toolEntry) Response {
 		return r.fail(taskError(err))
 	}
 	rl.redirect(r.srv.newCollector(t, e, d))
-	return r.ok(r.srv.encodeCreated(t, Modern), false)
+	return r.ok(r.srv.encodeCreated(t, Modern), noCache)
 }
 
 // runAsTask runs a legacy task-augmented tools/call: the task is created
@@ -119,7 +119,7 @@ func (r *request) runAsTask(e *toolEntry, pre []byte) Response {
 		if _, err := m.Finish(ctx, t.ID, tasks.Completed, "", pre, nil); err != nil {
 			r.srv.log.Warn("finishing a task failed", "task", t.ID, "err", err)
 		}
-		return r.ok(r.srv.encodeCreated(t, Legacy), false)
+		return r.ok(r.srv.encodeCreated(t, Legacy), noCache)
 	}
 	gctx, gcancel := context.WithCancelCause(ctx)
 	if err := m.Create(ctx, t, slot, gcancel); err != nil {
@@ -129,7 +129,7 @@ func (r *request) runAsTask(e *toolEntry, pre []byte) Response {
 	d := r.detached(sessionStream{srv: r.srv, sess: r.sess})
 	col := r.srv.newCollector(t, e, d)
 	launch(gctx, d, e, col)
-	return r.ok(r.srv.encodeCreated(t, Legacy), false)
+	return r.ok(r.srv.encodeCreated(t, Legacy), noCache)
 }
 
 // resume runs a modern task's guest again, from the start, with every

@@ -285,14 +285,14 @@ func (r *request) tasksCancel() Response {
 		return r.fail(unknownTask(r.p.TaskID))
 	case errors.Is(err, tasks.ErrTerminal):
 		if r.era == Modern {
-			return r.ok([]byte(`{}`), false) // cancel is idempotent there
+			return r.ok([]byte(`{}`), noCache) // cancel is idempotent there
 		}
 		return r.fail(errorf(CodeInvalidParams, "Cannot cancel task "+t.ID+": it already ended ("+string(t.Status)+")"))
 	case err != nil:
 		return r.fail(errorf(CodeInternalError, "Cannot cancel task "+r.p.TaskID+": "+err.Error()))
 	}
 	if r.era == Modern {
-		return r.ok([]byte(`{}`), false)
+		return r.ok([]byte(`{}`), noCache)
 	}
 	b := append(appendTask([]byte{'{'}, t, Legacy), '}')
 	return Response{Body: ResultResponse(r.msg.ID, b), Era: r.era}
@@ -360,7 +360,7 @@ func (r *request) tasksUpdate() Response {
 	if resume {
 		r.srv.resume(t)
 	}
-	return r.ok([]byte(`{}`), false)
+	return r.ok([]byte(`{}`), noCache)
 }
 
 // taskChanged tells clients that a task changed: a legacy task's session

@@ -32,7 +32,7 @@ func (r *request) callTool() Response {
 			if mode == modeTask {
 				return r.runAsTask(e, res)
 			}
-			return r.ok(res, false)
+			return r.ok(res, noCache)
 		}
 	}
 	if err := r.prepareInputs(); err != nil {
@@ -63,7 +63,7 @@ func (r *request) toolAnswer(e *toolEntry, reply *contract.Reply, err error) Res
 	if rerr != nil {
 		return r.fail(rerr)
 	}
-	return r.ok(result, false)
+	return r.ok(result, noCache)
 }
 
 // toolOutcome is the result or the JSON-RPC error a tools/call answers for
