@@ -175,6 +175,7 @@ func (b *catalogBuilder) refuse(kind, name, mod, problem string) bool {
 func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
 	for i := range d.Tools {
 		t := &d.Tools[i]
+		t.Meta = withoutHostKeys(t.Meta)
 		if b.refuse("tool", t.Name, m.Name(), toolTextProblem(t)) || !b.claim("tool", t.Name, m.Name()) {
 			continue
 		}
@@ -192,6 +193,7 @@ func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
 func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
 	for i := range d.Resources {
 		r := &d.Resources[i]
+		r.Meta = withoutHostKeys(r.Meta)
 		if b.refuse("resource", r.URI, m.Name(), resourceTextProblem(r)) || !b.claim("resource", r.URI, m.Name()) {
 			continue
 		}
@@ -206,6 +208,7 @@ func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
 func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
 	for i := range d.ResourceTemplates {
 		rt := &d.ResourceTemplates[i]
+		rt.Meta = withoutHostKeys(rt.Meta)
 		t, err := uritemplate.Parse(rt.URITemplate)
 		if err != nil || b.refuse("template", rt.URITemplate, m.Name(), templateTextProblem(rt)) || b.tmplSeen[rt.URITemplate] || !b.claim("template", rt.URITemplate, m.Name()) {
 			continue
@@ -223,6 +226,7 @@ func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
 func (b *catalogBuilder) addPrompts(m Module, d *abi.Description) {
 	for i := range d.Prompts {
 		p := &d.Prompts[i]
+		p.Meta = withoutHostKeys(p.Meta)
 		if b.refuse("prompt", p.Name, m.Name(), promptTextProblem(p)) || !b.claim("prompt", p.Name, m.Name()) {
 			continue
 		}

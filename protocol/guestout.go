@@ -44,7 +44,8 @@ func guestCall(ctx context.Context, mod Module, method string, params []byte, p 
 	return reply, nil
 }
 
-// checkedPeer cleans the params of a guest's notifications and requests;
+// checkedPeer cleans the params of a guest's notifications and requests
+// (the wasmcp/ keys of their _meta removed: the host owns those);
 // a message that cannot be made valid is dropped (a notification) or
 // refused (a request). It remembers the error codes the host answered the
 // guest's requests with: a guest may pass those on as its own answer (the
@@ -57,7 +58,7 @@ type checkedPeer struct {
 
 func (c *checkedPeer) Notify(ctx context.Context, method string, params []byte) {
 	if params, ok := jsonrpc.Clean(params); ok {
-		c.p.Notify(ctx, method, params)
+		c.p.Notify(ctx, method, hostResult(params))
 	}
 }
 
@@ -66,7 +67,7 @@ func (c *checkedPeer) Request(ctx context.Context, method string, params []byte)
 	if err != nil {
 		return nil, &abi.Error{Code: CodeInvalidParams, Message: method + " params: " + err.Error()}
 	}
-	res, err := c.p.Request(ctx, method, params)
+	res, err := c.p.Request(ctx, method, hostResult(params))
 	var e *abi.Error
 	if errors.As(err, &e) && reservedCode(e.Code) {
 		c.mu.Lock()

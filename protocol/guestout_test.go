@@ -287,10 +287,10 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 }
 
 // TestGuestHostKeysStripped: every _meta key with the host's prefix a
-// guest writes into a result is gone before the client sees it, however
-// it is spelled (escaped, another case, a long s), and in a _meta member
-// a case-insensitive decoder would read as _meta; the guest's other keys
-// stay.
+// guest writes is gone before the client sees it — in a result (however
+// spelled: escaped, another case, a long s, or in a member a
+// case-insensitive decoder reads as _meta), in a notification, in the
+// descriptions its lists show; the guest's other keys stay.
 func TestGuestHostKeysStripped(t *testing.T) {
 	var answer contract.Reply
 	var note string
@@ -314,6 +314,38 @@ func TestGuestHostKeysStripped(t *testing.T) {
 			if strings.Contains(string(r.Body), "admin") || !strings.Contains(string(r.Body), "my.app/keep") {
 				t.Fatalf("guest result %s reached the client as %s", f, r.Body)
 			}
+		}
+	}
+
+	// A guest's notification: its _meta is cleaned the same way.
+	if r := handle(t, s, legacy, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`, nil); r.Code != 0 {
+		t.Fatalf("setLevel: %s", r.Body)
+	}
+	note = `{"level":"info","data":"x","_meta":{"wasmcp/principal":{"name":"admin"},"my.app/keep":2}}`
+	answer = contract.Reply{Result: []byte(`{"content":[]}`)}
+	rec := &recorder{}
+	handle(t, s, legacy, call, rec)
+	if len(rec.msgs) != 1 || strings.Contains(rec.msgs[0], "admin") || !strings.Contains(rec.msgs[0], "my.app/keep") {
+		t.Fatalf("guest notification reached the client as %q", rec.msgs)
+	}
+
+	// A guest's description: the _meta of its tools, resources,
+	// templates and prompts as tools/list and the others show them.
+	forged := json.RawMessage(`{"wasmcp/principal":{"name":"admin"},"w\u0061smcp/x":1,"my.app/keep":2}`)
+	desc := &abi.Description{ABIVersion: 1, Name: "m",
+		Tools:             []abi.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`), Meta: forged}},
+		Resources:         []abi.Resource{{URI: "m://r", Name: "r", Meta: forged}},
+		ResourceTemplates: []abi.ResourceTemplate{{URITemplate: "m://t/{x}", Name: "t", Meta: forged}},
+		Prompts:           []abi.Prompt{{Name: "p", Meta: forged}},
+	}
+	s2 := NewServer(Options{Name: "test", Version: "1.0"})
+	cat, _ := NewCatalog([]Module{&fakeModule{name: "m", desc: desc}}, nil)
+	s2.SetCatalog(cat)
+	sess := initialized(t, s2, "2025-11-25")
+	for _, m := range []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"} {
+		r := handle(t, s2, sess, `{"jsonrpc":"2.0","id":3,"method":"`+m+`","params":{}}`, nil)
+		if strings.Contains(string(r.Body), "admin") || strings.Contains(string(r.Body), "smcp/x") || !strings.Contains(string(r.Body), "my.app/keep") {
+			t.Fatalf("%s: %s", m, r.Body)
 		}
 	}
 }

@@ -152,10 +152,11 @@ func hostMeta(params []byte, keep, key string, value []byte) ([]byte, error) {
 	return sonic.Marshal(top)
 }
 
-// hostResult is a client's answer to a guest's request (a sampling,
-// elicitation or roots result) as the guest gets it: without the keys
-// the host owns in its _meta. An answer that is not an object goes on as
-// it came.
+// hostResult is a JSON object without the keys the host owns in its
+// _meta: a client's answer to a guest's request (a sampling, elicitation
+// or roots result) as the guest gets it, and a guest's notification or
+// request params as the client gets them. What is not an object goes on
+// as it came.
 func hostResult(result []byte) []byte {
 	if !isObject(result) {
 		return result
@@ -163,6 +164,39 @@ func hostResult(result []byte) []byte {
 	b, err := hostMeta(result, "", "", nil)
 	if err != nil {
 		return result
+	}
+	return b
+}
+
+// withoutHostKeys is a guest's _meta object without the keys with
+// HostMetaPrefix, however spelled (the host owns every wasmcp/ key a
+// client sees); nil when none is left, meta itself when it holds none. A
+// _meta that is not an object is returned as it is (the schema checks
+// refuse it elsewhere).
+func withoutHostKeys(meta json.RawMessage) json.RawMessage {
+	if len(meta) == 0 || !mayHoldHostKey(meta) || !isObject(meta) {
+		return meta
+	}
+	var m map[string]json.RawMessage
+	if sonic.Unmarshal(meta, &m) != nil {
+		return meta
+	}
+	cut := false
+	for k := range m {
+		if hasHostPrefix(k) {
+			delete(m, k)
+			cut = true
+		}
+	}
+	if !cut {
+		return meta
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	b, err := sonic.Marshal(m)
+	if err != nil {
+		return meta
 	}
 	return b
 }
