@@ -460,148 +460,206 @@ func (r *Registry) publishSoon() {
 // the one the index recorded with its hash is not read: the module is
 // listed from the engine's cache when it holds the module (OpenKnown).
 func (r *Registry) syncFile(ctx context.Context, file string) (outcome, *entry) {
-	path := filepath.Join(r.dir, file)
+	s := &fileSync{r: r, file: file, path: filepath.Join(r.dir, file), script: IsScript(file)}
 	r.mu.Lock()
 	old := r.modules[file]
 	r.mu.Unlock()
-
-	statAt := time.Now()
-	st, err := statFile(path)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.regular) {
-		r.syncMu.Lock()
-		delete(r.refused, file)
-		r.syncMu.Unlock()
-		return removed, nil
+	if out, changed := s.check(old); !changed {
+		return out, nil
 	}
-	if err != nil {
-		r.log.Error("module refused", "file", path, "reason", err.Error())
-		return unchanged, nil
-	}
-	polBytes, err := readPolicyFile(PolicyFile(path))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return r.refuse(file, st, "", fmt.Errorf("policy file: %w", err))
-	}
-	pol := hashHex(polBytes)
-	r.syncMu.Lock()
-	rf, isRefused := r.refused[file]
-	r.syncMu.Unlock()
-	if isRefused && rf == (refusal{st, pol}) {
-		return unchanged, nil // refused as it is; it must change to be tried again
-	}
-	r.mu.Lock()
-	same := old != nil && old.stat == st && old.policy == pol
-	r.mu.Unlock()
-	if same {
-		return unchanged, nil
-	}
-	var wasm []byte
-	script := IsScript(file)
-	var scriptEnv []host.EnvVar
-	// read reads and hashes the file (a script: its module); ok false
-	// means it changed while read.
-	read := func() (sum string, ok bool, err error) {
-		if wasm, err = readModuleFile(path); err != nil {
-			return "", true, err
-		}
-		if script {
-			if wasm, scriptEnv, err = scriptModule(ctx, r.engine, path, wasm); err != nil {
-				return "", true, err
-			}
-		}
-		if !r.stable(path, st) {
-			return "", false, nil
-		}
-		return host.ModuleHash(wasm), true, nil
-	}
-	sum, known := r.index.lookup(file, st)
-	if script {
+	var known bool
+	s.sum, known = r.index.lookup(file, s.st)
+	if s.script {
 		// A script's module hash depends on the runner too: it is
 		// always read (scripts are small).
 		known = false
 	}
 	if !known {
-		var ok bool
-		if sum, ok, err = read(); err != nil {
-			return r.refuse(file, st, pol, err)
-		} else if !ok {
-			return unstable, nil
+		if out, ok := s.read(ctx); !ok {
+			return out, nil
 		}
 	}
-	if old != nil && old.wasm == sum && old.policy == pol {
-		// Touched, or written again with the same bytes: keep serving the
-		// loaded version.
-		r.mu.Lock()
-		old.stat, old.statAt = st, statAt
-		r.mu.Unlock()
-		r.syncMu.Lock()
-		delete(r.refused, file)
-		r.syncMu.Unlock()
+	if old != nil && old.wasm == s.sum && old.policy == s.pol {
+		s.keep(old)
 		return unchanged, nil
 	}
-	p, err := LoadPolicy(path)
-	if err != nil {
-		return r.refuse(file, st, pol, fmt.Errorf("policy: %w", err))
+	m, out, ok := s.open(ctx, known)
+	if !ok {
+		return out, nil
 	}
-	t0 := time.Now()
-	src := func() ([]byte, error) { return readModuleFile(path) }
-	if script {
-		p = withScriptEnv(p, scriptEnv)
-		src = func() ([]byte, error) {
-			b, err := readModuleFile(path)
-			if err != nil {
-				return nil, err
-			}
-			wasm, _, err := scriptModule(context.Background(), r.engine, path, b)
-			return wasm, err
+	return s.entry(ctx, m)
+}
+
+// fileSync is one syncFile run: the file, its stat and policy hash when
+// the run began, and once read its bytes (a script's: its module), its
+// module hash and a script's environment.
+type fileSync struct {
+	r         *Registry
+	file      string // relative to the registry's directory
+	path      string
+	script    bool
+	st        fileStat
+	statAt    time.Time
+	pol       string // hashHex of the policy file
+	sum       string // the module hash
+	wasm      []byte // nil until read
+	scriptEnv []host.EnvVar
+}
+
+// check stats the file and hashes its policy file. changed false ends
+// the run with out: removed, or unchanged (a stat error; refused as it
+// is; loaded as it is).
+func (s *fileSync) check(old *entry) (out outcome, changed bool) {
+	r := s.r
+	s.statAt = time.Now()
+	st, err := statFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.regular) {
+		r.forgetRefusal(s.file)
+		return removed, false
+	}
+	if err != nil {
+		r.log.Error("module refused", "file", s.path, "reason", err.Error())
+		return unchanged, false
+	}
+	s.st = st
+	polBytes, err := readPolicyFile(PolicyFile(s.path))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		out, _ = r.refuse(s.file, st, "", fmt.Errorf("policy file: %w", err))
+		return out, false
+	}
+	s.pol = hashHex(polBytes)
+	r.syncMu.Lock()
+	rf, isRefused := r.refused[s.file]
+	r.syncMu.Unlock()
+	if isRefused && rf == (refusal{st, s.pol}) {
+		return unchanged, false // refused as it is; it must change to be tried again
+	}
+	r.mu.Lock()
+	same := old != nil && old.stat == st && old.policy == s.pol
+	r.mu.Unlock()
+	return unchanged, !same
+}
+
+// read reads and hashes the file (a script: its module). ok false ends
+// the run with out: the refusal of a read that failed, or unstable when
+// the file changed while read.
+func (s *fileSync) read(ctx context.Context) (out outcome, ok bool) {
+	var err error
+	if s.wasm, err = readModuleFile(s.path); err != nil {
+		return s.refuse(err), false
+	}
+	if s.script {
+		if s.wasm, s.scriptEnv, err = scriptModule(ctx, s.r.engine, s.path, s.wasm); err != nil {
+			return s.refuse(err), false
 		}
 	}
-	var m *host.Module
+	if !s.r.stable(s.path, s.st) {
+		return unstable, false
+	}
+	s.sum = host.ModuleHash(s.wasm)
+	return loaded, true
+}
+
+// keep records the new stat of a file touched, or written again with the
+// same bytes: the loaded version keeps serving.
+func (s *fileSync) keep(old *entry) {
+	s.r.mu.Lock()
+	old.stat, old.statAt = s.st, s.statAt
+	s.r.mu.Unlock()
+	s.r.forgetRefusal(s.file)
+}
+
+// open loads the policy and opens the module: from the engine's cache
+// when the index knows it (OpenKnown), else from its bytes, read now if
+// they were not. ok false ends the run with out.
+func (s *fileSync) open(ctx context.Context, known bool) (m *host.Module, out outcome, ok bool) {
+	r := s.r
+	p, err := LoadPolicy(s.path)
+	if err != nil {
+		return nil, s.refuse(fmt.Errorf("policy: %w", err)), false
+	}
+	t0 := time.Now()
+	if s.script {
+		p = withScriptEnv(p, s.scriptEnv)
+	}
 	opened := false
 	if known {
-		m, opened, err = r.engine.OpenKnown(ctx, ModuleName(file), sum, p, src)
+		m, opened, err = r.engine.OpenKnown(ctx, ModuleName(s.file), s.sum, p, s.source())
 		if opened && err == nil {
-			r.log.Debug("module listed from the tools index, not read", "file", path)
+			r.log.Debug("module listed from the tools index, not read", "file", s.path)
 		}
 	}
 	if !opened {
-		if wasm == nil {
-			var ok bool
-			if sum, ok, err = read(); err != nil {
-				return r.refuse(file, st, pol, err)
-			} else if !ok {
-				return unstable, nil
+		if s.wasm == nil {
+			if out, ok := s.read(ctx); !ok {
+				return nil, out, false
 			}
 		}
-		m, err = r.engine.Open(ctx, ModuleName(file), wasm, sum, p, src)
-	}
-	if err == nil {
-		if obs := r.getObserver(); obs != nil {
-			obs.ModuleLoaded(m.Name(), time.Since(t0), int(st.size))
-		}
+		m, err = r.engine.Open(ctx, ModuleName(s.file), s.wasm, s.sum, p, s.source())
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return unstable, nil // shutting down: not the module's fault
+			return nil, unstable, false // shutting down: not the module's fault
 		}
-		return r.refuse(file, st, pol, err)
+		return nil, s.refuse(err), false
 	}
-	if !r.stable(path, st) {
+	if obs := r.getObserver(); obs != nil {
+		obs.ModuleLoaded(m.Name(), time.Since(t0), int(s.st.size))
+	}
+	return m, loaded, true
+}
+
+// source is how the engine reads the module's bytes again when it needs
+// them (a script: compiled to its module again). It holds the path, not
+// the run, so no bytes stay reachable through it.
+func (s *fileSync) source() func() ([]byte, error) {
+	path, engine := s.path, s.r.engine
+	if !s.script {
+		return func() ([]byte, error) { return readModuleFile(path) }
+	}
+	return func() ([]byte, error) {
+		b, err := readModuleFile(path)
+		if err != nil {
+			return nil, err
+		}
+		wasm, _, err := scriptModule(context.Background(), engine, path, b)
+		return wasm, err
+	}
+}
+
+// entry hands back the opened module as the file's new entry, unless the
+// file changed while it compiled.
+func (s *fileSync) entry(ctx context.Context, m *host.Module) (outcome, *entry) {
+	r := s.r
+	if !r.stable(s.path, s.st) {
 		_ = m.Close(ctx)
 		return unstable, nil
 	}
-	r.syncMu.Lock()
-	delete(r.refused, file)
-	r.syncMu.Unlock()
+	r.forgetRefusal(s.file)
 	if r.started.Load() && !m.Compiled() {
 		// A module deployed while serving is about to be called: compile
 		// it now, while the catalog goes out (its first call waits for
 		// this compilation rather than starting one). At start-up modules
 		// compile on their first call instead. Without the bytes (known
 		// from the index) it compiles from the engine's copy.
-		m.WarmUp(wasm)
+		m.WarmUp(s.wasm)
 	}
 	r.open.Add(1)
-	return loaded, &entry{mod: &module{Module: m, file: file, reg: r}, wasm: sum, policy: pol, stat: st, statAt: statAt}
+	return loaded, &entry{mod: &module{Module: m, file: s.file, reg: r}, wasm: s.sum, policy: s.pol, stat: s.st, statAt: s.statAt}
+}
+
+// refuse refuses the file as this run saw it (Registry.refuse) and
+// returns the run's outcome.
+func (s *fileSync) refuse(err error) outcome {
+	out, _ := s.r.refuse(s.file, s.st, s.pol, err)
+	return out
+}
+
+// forgetRefusal clears a file's refusal: it is gone, or it loaded.
+func (r *Registry) forgetRefusal(file string) {
+	r.syncMu.Lock()
+	delete(r.refused, file)
+	r.syncMu.Unlock()
 }
 
 // refusal is the state of a file that was refused: it is not tried again

@@ -75,35 +75,11 @@ func (r *Registry) WatchWith(ctx context.Context, o WatchOptions) error {
 func (r *Registry) watchEvents(ctx context.Context, w *fsnotify.Watcher, o WatchOptions) bool {
 	defer w.Close()
 	dir := filepath.Clean(r.dir)
-	pending := map[string]time.Time{} // file → when it may be loaded
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	arm := func() {
-		if len(pending) == 0 {
-			return
-		}
-		var first time.Time
-		for _, at := range pending {
-			if first.IsZero() || at.Before(first) {
-				first = at
-			}
-		}
-		timer.Reset(max(time.Until(first), 0))
-	}
+	p := newPendingFiles()
+	defer p.timer.Stop()
 	// Whatever changed between the initial load and the watch starting
 	// is synced after one settle window; unchanged files cost a stat.
-	resync := func(at time.Time) {
-		files, err := r.scan()
-		if err != nil {
-			r.log.Error("rescanning the tools directory", "dir", r.dir, "err", err)
-		}
-		for _, f := range r.withLoaded(files) {
-			pending[f] = at
-		}
-		arm()
-	}
-	resync(time.Now().Add(o.Settle))
+	r.resync(p, time.Now().Add(o.Settle))
 	// Each batch syncs in a goroutine of its own, so a slow load never
 	// holds up the events or the next batch; the files it could not load
 	// yet come back on again.
@@ -116,63 +92,121 @@ func (r *Registry) watchEvents(ctx context.Context, w *fsnotify.Watcher, o Watch
 			if !ok {
 				return true
 			}
-			if ev.Name == dir || filepath.Clean(ev.Name) == dir {
-				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-					return false
-				}
-				continue
+			f, gone := r.watchEvent(dir, ev)
+			if gone {
+				return false
 			}
-			if filepath.Dir(ev.Name) != dir {
-				continue
+			if f != "" {
+				p.at[f] = time.Now().Add(o.Settle)
+				p.arm()
 			}
-			f := fileFor(dir, filepath.Base(ev.Name))
-			if f == "" {
-				continue
-			}
-			r.log.Debug("tools directory event", "file", ev.Name, "op", ev.Op.String())
-			pending[f] = time.Now().Add(o.Settle)
-			arm()
 		case err, ok := <-w.Errors:
 			if !ok {
 				return true
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				r.log.Warn("file notifications overflowed; rescanning the tools directory", "dir", r.dir)
-				resync(time.Now().Add(o.Settle))
+				r.resync(p, time.Now().Add(o.Settle))
 				continue
 			}
 			r.log.Warn("watching the tools directory", "dir", r.dir, "err", err)
-		case <-timer.C:
-			now := time.Now()
-			var due []string
-			for f, at := range pending {
-				if !at.After(now) {
-					due = append(due, f)
-					delete(pending, f)
-				}
+		case <-p.timer.C:
+			if due := p.due(time.Now()); len(due) > 0 {
+				go r.syncBatch(ctx, due, again)
 			}
-			slices.Sort(due)
-			if len(due) > 0 {
-				go func() {
-					retry, busy := r.sync(ctx, due)
-					if files := append(retry, busy...); len(files) > 0 {
-						select {
-						case again <- files:
-						case <-ctx.Done():
-						}
-					}
-				}()
-			}
-			arm()
+			p.arm()
 		case files := <-again:
 			for _, f := range files {
-				if _, ok := pending[f]; !ok {
-					pending[f] = time.Now().Add(o.Settle)
+				if _, ok := p.at[f]; !ok {
+					p.at[f] = time.Now().Add(o.Settle)
 				}
 			}
-			arm()
+			p.arm()
 		}
 	}
+}
+
+// watchEvent reads one watcher event: the module file it names (empty
+// when it names none in the directory), or gone when the directory
+// itself was removed or renamed.
+func (r *Registry) watchEvent(dir string, ev fsnotify.Event) (file string, gone bool) {
+	if ev.Name == dir || filepath.Clean(ev.Name) == dir {
+		return "", ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
+	}
+	if filepath.Dir(ev.Name) != dir {
+		return "", false
+	}
+	f := fileFor(dir, filepath.Base(ev.Name))
+	if f != "" {
+		r.log.Debug("tools directory event", "file", ev.Name, "op", ev.Op.String())
+	}
+	return f, false
+}
+
+// resync marks every file in the directory, and every loaded one, due at
+// at: a file that did not change costs a stat when synced.
+func (r *Registry) resync(p *pendingFiles, at time.Time) {
+	files, err := r.scan()
+	if err != nil {
+		r.log.Error("rescanning the tools directory", "dir", r.dir, "err", err)
+	}
+	for _, f := range r.withLoaded(files) {
+		p.at[f] = at
+	}
+	p.arm()
+}
+
+// syncBatch syncs files and hands those it could not load yet (changed
+// while read, or busy) back on again.
+func (r *Registry) syncBatch(ctx context.Context, files []string, again chan<- []string) {
+	retry, busy := r.sync(ctx, files)
+	if files := append(retry, busy...); len(files) > 0 {
+		select {
+		case again <- files:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// pendingFiles is the files waiting to be synced, each with when it may
+// be, and the timer that fires when the first is due.
+type pendingFiles struct {
+	at    map[string]time.Time
+	timer *time.Timer
+}
+
+// newPendingFiles returns an empty set with its timer stopped.
+func newPendingFiles() *pendingFiles {
+	p := &pendingFiles{at: map[string]time.Time{}, timer: time.NewTimer(time.Hour)}
+	p.timer.Stop()
+	return p
+}
+
+// arm sets the timer for the first file due; with none it leaves it.
+func (p *pendingFiles) arm() {
+	if len(p.at) == 0 {
+		return
+	}
+	var first time.Time
+	for _, at := range p.at {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	p.timer.Reset(max(time.Until(first), 0))
+}
+
+// due removes and returns, sorted, the files due at now.
+func (p *pendingFiles) due(now time.Time) []string {
+	var due []string
+	for f, at := range p.at {
+		if !at.After(now) {
+			due = append(due, f)
+			delete(p.at, f)
+		}
+	}
+	slices.Sort(due)
+	return due
 }
 
 // poll is the fallback without notifications: every period it stats the
