@@ -16,6 +16,18 @@ import (
 // host checked. One pass over the bytes, without allocating for params
 // whose names are plain ASCII.
 func ambiguousKey(b []byte) string {
+	k, _, _ := paramNames(b)
+	return k
+}
+
+// paramNames is ambiguousKey's pass, which also finds a name that is one
+// of the spec's only without regard to case or Unicode folding
+// ("Name", "ARGUMENTS", "urI"): JSON-RPC names are case-sensitive, so a
+// gateway matching names exactly would not read it as the spec's member
+// while a loose decoder (the host's sonic, Go's encoding/json) would.
+// twice is a name given twice; got is such a name as written and want the
+// spec's.
+func paramNames(b []byte) (twice, got, want string) {
 	var buf1, buf2 [16][]byte
 	top := buf1[:0] // the names of the top-level object
 	sub := buf2[:0] // the names of the ref or argument object being read
@@ -40,7 +52,7 @@ func ambiguousKey(b []byte) string {
 				}
 			}
 			if j >= len(b) {
-				return ""
+				return "", got, want
 			}
 			s := b[i+1 : j]
 			i = j
@@ -55,18 +67,61 @@ func ambiguousKey(b []byte) string {
 			case depth == 1:
 				lastKey = s
 				if dupName(top, s) {
-					return foldName(s)
+					return foldName(s), "", ""
+				}
+				if w := specFold(s, specParams); w != "" && got == "" {
+					got, want = string(s), w
 				}
 				top = append(top, s)
 			case depth == 2 && inSub:
 				if dupName(sub, s) {
-					return foldName(s)
+					return foldName(s), "", ""
+				}
+				if w := specFold(s, specSubParams); w != "" && got == "" {
+					got, want = string(s), w
 				}
 				sub = append(sub, s)
 			}
 		}
 	}
+	return "", got, want
+}
+
+// specParams are the names of the params members the spec defines that
+// the host reads; specSubParams those of ref and argument.
+var (
+	specParams = []string{"_meta", "name", "uri", "arguments", "cursor", "level", "protocolVersion", "capabilities",
+		"clientInfo", "requestId", "ref", "argument", "task", "taskId", "notifications", "inputResponses", "requestState"}
+	specSubParams = []string{"type", "name", "uri", "value"}
+)
+
+// specFold returns the name of names that raw name s reads as to a
+// case-folding decoder without being it, "" for none.
+func specFold(s []byte, names []string) string {
+	plain := plainName(s)
+	for _, n := range names {
+		if plain {
+			if len(s) == len(n) && string(s) != n && bytes.EqualFold(s, []byte(n)) {
+				return n
+			}
+			continue
+		}
+		if len(s) >= len(n) && foldName(s) == strings.ToLower(n) {
+			if dec := decodedName(s); dec != n {
+				return n
+			}
+		}
+	}
 	return ""
+}
+
+// decodedName is a raw JSON name decoded.
+func decodedName(s []byte) string {
+	var v string
+	if err := json.Unmarshal(append(append([]byte{'"'}, s...), '"'), &v); err != nil {
+		return string(s)
+	}
+	return v
 }
 
 // dupName reports whether names holds one that reads as s.

@@ -328,9 +328,13 @@ func (s *Server) Handle(ctx context.Context, sess *Session, msg *Message, stream
 		if err := sonic.Unmarshal(msg.Params, &r.p); err != nil {
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: "+firstLine(err.Error())))
 		}
-		if k := ambiguousKey(msg.Params); k != "" {
+		if k, got, want := paramNames(msg.Params); k != "" {
 			// The host would read one and a guest perhaps the other.
 			return r.fail(errorf(CodeInvalidParams, "Invalid params: member "+strconv.Quote(k)+" is given twice (names are matched without regard to case)"))
+		} else if got != "" {
+			// The host's decoder would read it as the spec's member, a
+			// gateway matching names exactly would not.
+			return r.fail(errorf(CodeInvalidParams, "Invalid params: member "+strconv.Quote(got)+" is not "+strconv.Quote(want)+" (JSON-RPC names are case-sensitive)"))
 		}
 	}
 	if s.loadCut.Load() && itemMethods[msg.Method] && !msg.IsNotification() && !s.names(msg) {

@@ -119,3 +119,32 @@ func TestRequestIDInFlight(t *testing.T) {
 		t.Fatalf("a batch naming one id twice: %s", out)
 	}
 }
+
+// TestParamsSpecNamesExact (issue 36, 8): a params member that is one of
+// the spec's only without regard to case or Unicode folding ("Name",
+// "argumentſ", "URI", a ref's "Type") is -32602 naming both: the host's
+// decoder would read it as the spec's member, a gateway matching names
+// exactly would not. Before, "Name" called the tool. Tool arguments are
+// the tool's own: any names pass.
+func TestParamsSpecNamesExact(t *testing.T) {
+	s := newTestServer(t, 0)
+	sess := initialized(t, s, "2025-11-25")
+	for _, p := range []string{
+		`"method":"tools/call","params":{"Name":"echo","arguments":{"text":"x"}}`,
+		`"method":"tools/call","params":{"name":"echo","ARGUMENTS":{"text":"x"}}`,
+		`"method":"tools/call","params":{"name":"echo","argument` + "\u017f" + `":{"text":"x"}}`,
+		`"method":"tools/call","params":{"n\u0041me":"echo","arguments":{"text":"x"}}`,
+		`"method":"resources/read","params":{"URI":"fake://r"}`,
+		`"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_META":{}}`,
+		`"method":"completion/complete","params":{"ref":{"Type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}`,
+	} {
+		r := handle(t, s, sess, `{"jsonrpc":"2.0","id":5,`+p+`}`, nil)
+		if r.Code != CodeInvalidParams || !strings.Contains(string(r.Body), "case-sensitive") {
+			t.Errorf("%s: %s", p, r.Body)
+		}
+	}
+	r := handle(t, s, sess, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","Name":1,"URI":2}}}`, nil)
+	if r.Code != 0 || strings.Contains(string(r.Body), "isError\":true") {
+		t.Fatalf("free-form argument names: %s", r.Body)
+	}
+}
