@@ -16,14 +16,14 @@ ERAS=${ERAS:-legacy modern}
 COUNT=${COUNT:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cd "$root/cmd/wasmcp"
-go test -c -o "$work/wasmcp.test" .
+cd "$root/server"
+go test -c -o "$work/server.test" .
 for era in $ERAS; do
 	echo "== $era era: $CALLS calls, one at a time, one keep-alive connection =="
-	"$work/wasmcp.test" -test.run '^$' -test.bench "ServeCall/$era/default\$" -test.benchtime "${CALLS}x" \
+	"$work/server.test" -test.run '^$' -test.bench "ServeCall/$era/default\$" -test.benchtime "${CALLS}x" \
 		-test.cpuprofile "$work/$era.prof" | grep '^Benchmark'
-	go tool pprof -traces "$work/wasmcp.test" "$work/$era.prof" 2>/dev/null | (cd "$root/bench" && go run ./callcost -calls "$CALLS")
+	go tool pprof -traces "$work/server.test" "$work/$era.prof" 2>/dev/null | (cd "$root/bench" && go run ./callcost -calls "$CALLS")
 	echo
 done
-"$work/wasmcp.test" -test.run '^$' -test.bench 'ServeCall' -test.benchtime 3000x -test.count "$COUNT" | tee "$work/bench.txt" | grep '^Benchmark'
+"$work/server.test" -test.run '^$' -test.bench 'ServeCall' -test.benchtime 3000x -test.count "$COUNT" | tee "$work/bench.txt" | grep '^Benchmark'
 (cd "$root/bench" && go run ./callcost -check callcost.json <"$work/bench.txt")

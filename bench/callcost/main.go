@@ -3,8 +3,8 @@
 // of the server its stack crosses, and each layer's time is divided by the
 // number of calls the benchmark made.
 //
-//	go test ./cmd/wasmcp -run '^$' -bench 'ServeCall/modern/default$' -benchtime 20000x -cpuprofile /tmp/cc.prof -o /tmp/wasmcp.test
-//	go tool pprof -traces /tmp/wasmcp.test /tmp/cc.prof | go run ./bench/callcost -calls 20000
+//	go test ./server -run '^$' -bench 'ServeCall/modern/default$' -benchtime 20000x -cpuprofile /tmp/cc.prof -o /tmp/server.test
+//	go tool pprof -traces /tmp/server.test /tmp/cc.prof | go run ./bench/callcost -calls 20000
 //
 // bench/callcost.sh runs both steps for both eras. Samples of the
 // benchmark's own client (net/http's client side) and of the server's

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"io"
 	"testing"
 
-	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/host"
 )
 
@@ -39,17 +37,5 @@ func TestMemoryBudgetFlag(t *testing.T) {
 			t.Errorf("default engine budget %d, want %d", e.MemoryBudget(), host.DefaultMemoryBudget())
 		}
 		e.Close(t.Context())
-	}
-}
-
-// The memory budget's per-principal share names the caller auth
-// authenticated (host.Config.Principal), "" for an anonymous call.
-func TestBudgetPrincipalIsTheAuthPrincipal(t *testing.T) {
-	ctx := auth.WithPrincipal(context.Background(), &auth.Principal{Name: "alice"})
-	if got := principalName(ctx); got != "alice" {
-		t.Errorf("principalName = %q, want alice", got)
-	}
-	if got := principalName(context.Background()); got != "" {
-		t.Errorf("principalName of an anonymous call = %q", got)
 	}
 }

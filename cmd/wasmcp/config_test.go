@@ -117,12 +117,3 @@ func TestConfigMasksSecrets(t *testing.T) {
 		}
 	}
 }
-
-func TestLoopbackAddr(t *testing.T) {
-	for addr, want := range map[string]bool{"127.0.0.1:80": true, "[::1]:80": true, "localhost:1": true,
-		"0.0.0.0:80": false, ":80": false, "10.0.0.1:80": false, "bad": false} {
-		if loopbackAddr(addr) != want {
-			t.Errorf("loopbackAddr(%s) != %v", addr, want)
-		}
-	}
-}

@@ -17,13 +17,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-
-	"github.com/wasmcp/wasmcp/telemetry"
 )
 
 const usage = `wasmcp runs MCP tools compiled to WebAssembly, each call in a fresh sandbox.
@@ -103,21 +99,3 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 var errUsage = errors.New("usage")
-
-// newLogger writes logs to w at the given level, in format "text" (or "")
-// or "json".
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: l}
-	// A record logged with a traced call's context names its trace.
-	switch format {
-	case "text", "":
-		return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts))), nil
-	case "json":
-		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts))), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
-}

@@ -14,13 +14,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/wasmcp/wasmcp/server"
 )
 
 // cmdStatus asks a running server for its state over its metrics endpoint.
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", "http://"+defaultMetricsAddr, "base URL of the server's metrics: its --http address on a loopback bind without --auth, else its --metrics-addr (default "+defaultMetricsAddr+")")
+	server := fs.String("server", "http://"+server.DefaultMetricsAddr, "base URL of the server's metrics: its --http address on a loopback bind without --auth, else its --metrics-addr (default "+server.DefaultMetricsAddr+")")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the server")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: wasmcp status [--server URL]

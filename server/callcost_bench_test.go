@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -29,21 +29,21 @@ import (
 // which BenchmarkServeCall/*/client-only measures alone against a server
 // that answers a canned response.
 //
-//	go test ./cmd/wasmcp -run '^$' -bench ServeCall -benchtime 2000x
+//	go test ./server -run '^$' -bench ServeCall -benchtime 3000x
 //
 // docs/performance.md ("The cost of one call") has the table of each
 // layer's share and the commands that measure it.
 func BenchmarkServeCall(b *testing.B) {
 	for _, era := range []string{"legacy", "modern"} {
 		for _, v := range []struct {
-			name  string
-			flags []string
+			name string
+			set  func(*Config)
 		}{
-			{"default", nil},
-			{"no-audit", []string{"--audit-calls=false"}},
+			{"default", func(*Config) {}},
+			{"no-audit", func(c *Config) { c.Auth.AuditCalls = false }},
 		} {
 			b.Run(era+"/"+v.name, func(b *testing.B) {
-				s := startBenchServer(b, v.flags...)
+				s := startBenchServer(b, v.set)
 				c := s.client(b, era)
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -63,7 +63,8 @@ func BenchmarkServeCall(b *testing.B) {
 	}
 }
 
-// benchServer is a `wasmcp serve` running in this process.
+// benchServer is a server as `wasmcp serve --http` runs it, in this
+// process.
 type benchServer struct {
 	url string
 }
@@ -106,7 +107,7 @@ func (s *benchSink) Write(p []byte) (int, error) {
 // wordCountDir is a tools directory holding the C word_count example.
 func wordCountDir(b *testing.B) string {
 	b.Helper()
-	wasm, err := os.ReadFile("../../examples/c/wordcount/wordcount.wasm")
+	wasm, err := os.ReadFile("../examples/c/wordcount/wordcount.wasm")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,18 +118,24 @@ func wordCountDir(b *testing.B) string {
 	return dir
 }
 
-func startBenchServer(b *testing.B, flags ...string) *benchServer {
+func startBenchServer(b *testing.B, set func(*Config)) *benchServer {
 	b.Helper()
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sink := &benchSink{null: null, url: make(chan string, 1), loaded: make(chan struct{})}
-	args := append([]string{"--tools", wordCountDir(b), "--http", "127.0.0.1:0", "--watch=false",
-		"--cache-dir", b.TempDir(), "--data-dir", "-"}, flags...)
+	cfg := Defaults()
+	cfg.Tools, cfg.HTTPAddr, cfg.Watch, cfg.Engine.CacheDir, cfg.Tasks.DataDir = wordCountDir(b), "127.0.0.1:0", false, b.TempDir(), "-"
+	cfg.Stdout, cfg.Stderr = io.Discard, sink
+	set(&cfg)
+	srv, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- cmdServe(ctx, args, strings.NewReader(""), io.Discard, sink) }()
+	go func() { done <- srv.Run(ctx) }()
 	b.Cleanup(func() {
 		cancel()
 		select {

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -9,13 +9,21 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
-// pullFlags are serve's flags for the tools its lock file names.
-type pullFlags struct {
-	ociFlags
-	interval time.Duration
+// PullConfig is the settings of the tools a lock file in the tools
+// directory names (docs/registry-tools.md).
+type PullConfig struct {
+	// OCI is the registry client's options (--insecure,
+	// --registry-timeout, --docker-config, --max-module). Its Timeout
+	// also bounds the check at start as a whole.
+	OCI oci.Options
+	// Interval pulls the tools again this often, following their tags
+	// (0: only at start and on Reload).
+	Interval time.Duration
 }
 
 // pulledTools keeps the tools of the lock file (dir/wasmcp.lock) fetched,
@@ -34,25 +42,42 @@ type pulledTools struct {
 // newPulledTools prepares the pulled tools of dir, when dir has a lock
 // file, or tools installed from one (a lock deleted since: they are
 // removed, never served unchecked). The blob cache is the oci
-// subdirectory of the compilation cache, bounded by --cache-max.
-func newPulledTools(dir string, pf *pullFlags, ef *engineFlags, log *slog.Logger) (*pulledTools, error) {
+// subdirectory of the compilation cache, bounded by its size cap.
+func newPulledTools(dir string, pc *PullConfig, ec *host.Config, log *slog.Logger) (*pulledTools, error) {
 	if _, err := os.Stat(filepath.Join(dir, pull.LockName)); errors.Is(err, fs.ErrNotExist) && len(pull.Installed(dir)) == 0 {
 		return nil, nil
 	}
-	c, err := pf.client()
+	c, err := oci.New(pc.OCI)
 	if err != nil {
 		return nil, err
 	}
-	cdir, cleanup, err := pulledCacheDir(ef.cacheDir)
+	cdir, cleanup, err := pulledCacheDir(ec.CacheDir)
 	if err != nil {
 		return nil, err
 	}
-	cache, err := pull.OpenCache(cdir, int64(ef.cacheMax))
+	cache, err := pull.OpenCache(cdir, ec.CacheMaxBytes)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
-	return &pulledTools{syncer: &pull.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pull.Verify, Log: log}, cleanup: cleanup, log: log, startBudget: pf.timeout}, nil
+	return &pulledTools{syncer: &pull.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pull.Verify, Log: log}, cleanup: cleanup, log: log, startBudget: pc.OCI.Timeout}, nil
+}
+
+// pulledCacheDir is the blob cache of pulled tools: "oci" inside the
+// compilation cache directory cacheDir (a temporary directory, removed by
+// cleanup, when that is "-").
+func pulledCacheDir(cacheDir string) (dir string, cleanup func(), err error) {
+	switch cacheDir {
+	case "-":
+		d, err := os.MkdirTemp("", "wasmcp-oci-")
+		if err != nil {
+			return "", nil, err
+		}
+		return d, func() { os.RemoveAll(d) }, nil
+	case "":
+		cacheDir = host.DefaultCacheDir()
+	}
+	return filepath.Join(cacheDir, "oci"), func() {}, nil
 }
 
 // sync runs one Sync (follow: resolve tags again) and reports whether the

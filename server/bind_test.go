@@ -1,9 +1,7 @@
-package main
+package server
 
 import (
 	"bytes"
-	"flag"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -40,17 +38,13 @@ func TestListenHTTPChecksBoundAddress(t *testing.T) {
 		return publicAddr{ln}, nil
 	}
 	defer func() { listenTCP = net.Listen }()
-	var hf httpFlags
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	hf.register(fs)
-	_ = fs.Parse(nil)
+	hf := Defaults().HTTP
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	withMetrics := func(o *mcphttp.Options) {
 		o.ExtraRoutes = map[string]http.Handler{"/metrics": http.NotFoundHandler(), "/healthz": http.NotFoundHandler()}
 	}
-	ln, _, err := listenHTTP("localhost:0", &hf, parseAuthFlags(t), 0, log, withMetrics)
+	ln, _, err := listenHTTP("localhost:0", &hf, authWith(nil), 0, log, withMetrics)
 	if err == nil {
 		ln.Close()
 		t.Fatal("--http localhost:0 bound 192.0.2.7 and serves without authentication")
@@ -58,17 +52,17 @@ func TestListenHTTPChecksBoundAddress(t *testing.T) {
 	if !strings.Contains(err.Error(), "192.0.2.7") || !strings.Contains(err.Error(), "--allow-unauthenticated") {
 		t.Fatalf("error: %v", err)
 	}
-	for _, af := range []*authFlags{parseAuthFlags(t, "--allow-unauthenticated"), parseAuthFlags(t, "--auth", "apikey", "--auth-keys-file", emptyFile(t))} {
+	for _, af := range []*AuthConfig{authWith(func(a *AuthConfig) { a.AllowUnauthenticated = true }), authWith(func(a *AuthConfig) { a.Provider, a.KeysFile = "apikey", emptyFile(t) })} {
 		ln, opts, err := listenHTTP("localhost:0", &hf, af, 0, log, withMetrics)
 		if err != nil {
-			t.Fatalf("%s: %v", af.provider, err)
+			t.Fatalf("%s: %v", af.Provider, err)
 		}
 		ln.Close()
 		if _, ok := opts.ExtraRoutes["/metrics"]; ok || opts.ExtraRoutes["/healthz"] == nil {
-			t.Fatalf("%s: routes on a public bind: %v", af.provider, opts.ExtraRoutes)
+			t.Fatalf("%s: routes on a public bind: %v", af.Provider, opts.ExtraRoutes)
 		}
 	}
-	ln, opts, err := listenHTTP("127.0.0.1:0", &hf, parseAuthFlags(t), 0, log, withMetrics)
+	ln, opts, err := listenHTTP("127.0.0.1:0", &hf, authWith(nil), 0, log, withMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,13 @@
-package main
+package server
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,26 +18,26 @@ import (
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
-// defaultMetricsAddr is where metrics go when --http binds beyond loopback
-// and --metrics-addr is not given: loopback, so they are never public by
-// accident.
-const defaultMetricsAddr = "127.0.0.1:9464"
+// DefaultMetricsAddr is where metrics go when HTTP binds beyond loopback
+// and OpsConfig.MetricsAddr is not set: loopback, so they are never public
+// by accident.
+const DefaultMetricsAddr = "127.0.0.1:9464"
 
-// opsFlags are serve's flags for what an operator sees: metrics and probes.
-type opsFlags struct {
-	metricsAddr  string
-	drain        time.Duration
-	otlpEndpoint string
-	otlpProtocol string
-	traceSample  float64
-}
-
-func (f *opsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.metricsAddr, "metrics-addr", "", `serve /metrics, /healthz and /readyz on this address too (e.g. 127.0.0.1:9464; "off" for none); default: on the --http listener when it binds loopback without --auth, else `+defaultMetricsAddr+` (/metrics names every tool, grant-hidden ones too, and asks no credential)`)
-	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces (a span per request, tool call and guest instance) over OTLP to this URL, e.g. http://127.0.0.1:4318 (OTLP/HTTP) or http://127.0.0.1:4317 (--otlp-protocol grpc; https for TLS); default: no tracing")
-	fs.StringVar(&f.otlpProtocol, "otlp-protocol", telemetry.ProtocolHTTP, "OTLP protocol of --otlp-endpoint: "+telemetry.ProtocolHTTP+" or "+telemetry.ProtocolGRPC)
-	fs.Float64Var(&f.traceSample, "trace-sample", 1, "fraction of new traces kept with --otlp-endpoint (a client's sampled trace context is followed)")
-	fs.DurationVar(&f.drain, "shutdown-drain", 0, "on SIGINT/SIGTERM, how long /readyz answers 503 while the HTTP listener still serves, before the graceful shutdown (let load balancers notice)")
+// OpsConfig is what an operator sees: metrics, probes and traces (serve's
+// --metrics-addr, --otlp-*, --trace-sample and --shutdown-drain flags).
+type OpsConfig struct {
+	// MetricsAddr serves /metrics, /healthz and /readyz on an address of
+	// their own ("off" for none); default: on the HTTP listener when it
+	// binds loopback without authentication, else DefaultMetricsAddr.
+	MetricsAddr string
+	// OTLPEndpoint exports traces there over OTLPProtocol
+	// (telemetry.ProtocolHTTP or ProtocolGRPC); "" for no tracing.
+	OTLPEndpoint, OTLPProtocol string
+	// TraceSample is the fraction of new traces kept.
+	TraceSample float64
+	// Drain is how long /readyz answers 503 at shutdown while the HTTP
+	// listener still serves.
+	Drain time.Duration
 }
 
 // ops is the running server's metrics and probes.
@@ -52,18 +52,18 @@ type ops struct {
 	flush   func(context.Context) error // ends the trace export
 }
 
-func (f *opsFlags) newOps(ctx context.Context, log *slog.Logger, metrics *telemetry.Metrics) (*ops, error) {
+func (f *OpsConfig) newOps(ctx context.Context, log *slog.Logger, metrics *telemetry.Metrics, version string) (*ops, error) {
 	o := &ops{metrics: metrics, log: log}
-	if f.otlpEndpoint != "" {
-		if f.traceSample < 0 || f.traceSample > 1 {
-			return nil, fmt.Errorf("--trace-sample %v: want a fraction between 0 and 1", f.traceSample)
+	if f.OTLPEndpoint != "" {
+		if f.TraceSample < 0 || f.TraceSample > 1 {
+			return nil, fmt.Errorf("--trace-sample %v: want a fraction between 0 and 1", f.TraceSample)
 		}
-		t, flush, err := telemetry.StartOTLP(ctx, telemetry.TracingConfig{Endpoint: f.otlpEndpoint, Protocol: f.otlpProtocol, Sample: f.traceSample, Version: version})
+		t, flush, err := telemetry.StartOTLP(ctx, telemetry.TracingConfig{Endpoint: f.OTLPEndpoint, Protocol: f.OTLPProtocol, Sample: f.TraceSample, Version: version})
 		if err != nil {
 			return nil, fmt.Errorf("--otlp-endpoint: %w", err)
 		}
 		o.tracing, o.flush = t, flush
-		log.Info("exporting traces", "otlp", f.otlpEndpoint, "protocol", f.otlpProtocol, "sample", f.traceSample)
+		log.Info("exporting traces", "otlp", f.OTLPEndpoint, "protocol", f.OTLPProtocol, "sample", f.TraceSample)
 	}
 	return o, nil
 }
@@ -92,8 +92,8 @@ func (o *ops) routes(metrics bool) map[string]http.Handler {
 // listener only on a loopback bind without --auth; with --auth (or beyond
 // loopback) it is served on its own listener, defaultMetricsAddr unless
 // --metrics-addr says otherwise, for the operator's scraper alone.
-func (o *ops) listen(f *opsFlags, httpAddr string, authenticated bool) error {
-	addr := f.metricsAddr
+func (o *ops) listen(f *OpsConfig, httpAddr string, authenticated bool) error {
+	addr := f.MetricsAddr
 	explicit := addr != ""
 	if addr == "off" {
 		return nil
@@ -106,7 +106,7 @@ func (o *ops) listen(f *opsFlags, httpAddr string, authenticated bool) error {
 			o.onMain = true
 			return nil
 		}
-		addr = defaultMetricsAddr
+		addr = DefaultMetricsAddr
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -134,7 +134,7 @@ func (o *ops) listen(f *opsFlags, httpAddr string, authenticated bool) error {
 
 // httpOptions adds the probes (and /metrics on a loopback bind) to the MCP
 // listener, and ties readiness to it.
-func (o *ops) httpOptions(f *opsFlags, started func(url string)) func(*mcphttp.Options) {
+func (o *ops) httpOptions(f *OpsConfig, started func(url string)) func(*mcphttp.Options) {
 	return func(opts *mcphttp.Options) {
 		opts.ExtraRoutes = o.routes(o.onMain)
 		opts.Started = func(h *mcphttp.Handler) {
@@ -147,7 +147,7 @@ func (o *ops) httpOptions(f *opsFlags, started func(url string)) func(*mcphttp.O
 			started(scheme + "://" + opts.Addr + "/mcp")
 		}
 		opts.Draining = o.health.Draining
-		opts.DrainDelay = f.drain
+		opts.DrainDelay = f.Drain
 		if o.tracing != nil {
 			opts.Wrap = o.tracing.Wrap
 		}
@@ -170,21 +170,22 @@ func (o *ops) close() {
 
 // summary logs the start-up summary line: what serves where, under which
 // limits.
-func (o *ops) summary(srv *protocol.Server, listeners []string, ef *engineFlags, tf *taskFlags, auth string) {
+func (o *ops) summary(srv *protocol.Server, listeners []string, cfg *Config, shared bool, auth string) {
 	cat := srv.Catalog()
 	tools, resources, prompts := cat.Counts()
 	store := "bbolt"
 	switch {
-	case tf.redis != nil:
+	case shared:
 		store = "redis"
-	case tf.dataDir == "-":
+	case cfg.Tasks.DataDir == "-":
 		store = "memory"
 	}
+	l := cfg.Engine.Limits
 	o.log.Info("wasmcp serving",
 		"listeners", listeners,
 		"modules", len(cat.Modules()), "tools", tools, "resources", resources, "prompts", prompts,
-		"limits", fmt.Sprintf("memory=%s timeout=%s output=%s", host.FormatBytes(int64(ef.memory)), ef.timeout, host.FormatBytes(int64(ef.output))),
-		"auth", auth, "store", store, "version", version)
+		"limits", fmt.Sprintf("memory=%s timeout=%s output=%s", host.FormatBytes(int64(l.MemoryBytes)), l.Timeout, host.FormatBytes(l.OutputBytes)),
+		"auth", auth, "store", store, "version", cfg.Version)
 }
 
 // listenerURLs are the operator's URLs besides the MCP endpoint.
@@ -209,4 +210,40 @@ func (o *outboundObserver) RequestDone(ctx context.Context, d *egress.Done) {
 	if t := o.tracing.Load(); t != nil {
 		t.RequestDone(ctx, d)
 	}
+}
+
+// startSummary logs the start-up summary once both the listener serves and
+// the initial load has ended, whichever comes last.
+type startSummary struct {
+	log func(listeners []string, who string)
+
+	mu        sync.Mutex
+	listeners []string
+	who       string
+	done      bool // the load ended
+	logged    bool
+}
+
+func (s *startSummary) listening(listeners []string, who string) {
+	s.mu.Lock()
+	s.listeners, s.who = listeners, who
+	s.mu.Unlock()
+	s.try()
+}
+
+func (s *startSummary) loaded() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+	s.try()
+}
+
+func (s *startSummary) try() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logged || !s.done || s.listeners == nil {
+		return
+	}
+	s.logged = true
+	s.log(s.listeners, s.who)
 }

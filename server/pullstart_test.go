@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
 	"github.com/wasmcp/wasmcp/pull"
 	"github.com/wasmcp/wasmcp/pull/oci"
@@ -69,11 +70,11 @@ func TestPullStartBounded(t *testing.T) {
 	if err := pull.WriteLock(dir, lock); err != nil {
 		t.Fatal(err)
 	}
-	pf := &pullFlags{ociFlags: ociFlags{timeout: opTimeout, dockerConfig: filepath.Join(t.TempDir(), "none.json"), maxModule: oci.DefaultMaxModule}}
-	os.WriteFile(pf.dockerConfig, []byte(`{}`), 0o600)
-	ef := &engineFlags{cacheDir: t.TempDir()}
+	pc := &PullConfig{OCI: oci.Options{Timeout: opTimeout, DockerConfig: filepath.Join(t.TempDir(), "none.json"), MaxModule: oci.DefaultMaxModule}}
+	os.WriteFile(pc.OCI.DockerConfig, []byte(`{}`), 0o600)
+	ec := &host.Config{CacheDir: t.TempDir()}
 	check := func() time.Duration {
-		p, err := newPulledTools(dir, pf, ef, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		p, err := newPulledTools(dir, pc, ec, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

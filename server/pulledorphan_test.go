@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
 // TestPulledLockDeleted: a tools directory whose lock was deleted while
@@ -16,11 +19,11 @@ import (
 // neither lock nor markers has no pulled tools.
 func TestPulledLockDeleted(t *testing.T) {
 	dir := t.TempDir()
-	pf := &pullFlags{ociFlags: ociFlags{dockerConfig: filepath.Join(t.TempDir(), "none.json")}}
-	os.WriteFile(pf.dockerConfig, []byte(`{}`), 0o600)
-	ef := &engineFlags{cacheDir: t.TempDir()}
+	pc := &PullConfig{OCI: oci.Options{DockerConfig: filepath.Join(t.TempDir(), "none.json")}}
+	os.WriteFile(pc.OCI.DockerConfig, []byte(`{}`), 0o600)
+	ec := &host.Config{CacheDir: t.TempDir()}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if p, err := newPulledTools(dir, pf, ef, log); err != nil || p != nil {
+	if p, err := newPulledTools(dir, pc, ec, log); err != nil || p != nil {
 		t.Fatalf("no lock, no markers: %v, %v", p, err)
 	}
 	for _, f := range []string{"echo.wasm", ".echo.wasmcp-pulled", "echo.policy.toml", "hand.wasm"} {
@@ -28,7 +31,7 @@ func TestPulledLockDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := newPulledTools(dir, pf, ef, log)
+	p, err := newPulledTools(dir, pc, ec, log)
 	if err != nil || p == nil {
 		t.Fatalf("markers without a lock: %v, %v", p, err)
 	}

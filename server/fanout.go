@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -13,12 +13,31 @@ import (
 // the replicas sharing a --store, on the channel <prefix>announce: each
 // message is the sending replica, the method and the uri, one per line.
 type redisFanout struct {
-	r       *replica.Redis
+	r       bus
 	channel string
 	log     *slog.Logger
 }
 
-func newRedisFanout(r *replica.Redis, log *slog.Logger) *redisFanout {
+// bus is what the fan-out needs of the shared store (*replica.Redis has
+// it): this replica's name, the key prefix, and publish/subscribe.
+type bus interface {
+	Replica() string
+	Prefix() string
+	Publish(ctx context.Context, channel, msg string) error
+	Subscribe(ctx context.Context, channel string, fn func(msg []byte)) (<-chan struct{}, error)
+}
+
+var _ bus = (*replica.Redis)(nil)
+
+// broadcaster tells a server's clients of an announcement
+// (*protocol.Server has it).
+type broadcaster interface {
+	Broadcast(method, uri string)
+}
+
+var _ broadcaster = (*protocol.Server)(nil)
+
+func newRedisFanout(r bus, log *slog.Logger) *redisFanout {
 	return &redisFanout{r: r, channel: r.Prefix() + "announce", log: log}
 }
 
@@ -36,7 +55,7 @@ func (f *redisFanout) Publish(method, uri string) {
 
 // deliver hands the other replicas' announcements to srv until ctx ends.
 // The subscription comes back by itself after a Redis outage.
-func (f *redisFanout) deliver(ctx context.Context, srv *protocol.Server) {
+func (f *redisFanout) deliver(ctx context.Context, srv broadcaster) {
 	done, err := f.r.Subscribe(ctx, f.channel, func(msg []byte) {
 		parts := strings.SplitN(string(msg), "\n", 3)
 		if len(parts) != 3 || parts[0] == f.r.Replica() {
