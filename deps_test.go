@@ -102,6 +102,8 @@ var layers = []layer{
 		"./host/...", "./internal/...", "./protocol/...", "./pull/...", "./registry/...", "./replica/...", "./skills/...", "./tasks/...",
 		"./telemetry/...", "./transport/..."},
 		forbidden: []string{mod + "/server", mod + "/cmd"}},
+	{rule: "internal/tstransform knows nothing of every other wasmcp package", roots: []string{"./internal/tstransform"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/tstransform"}},
 	{rule: "cmd/wasmcp/internal/check (wasmcp check) knows nothing of HTTP and stdio (transport)", roots: []string{"./cmd/wasmcp/internal/check"},
 		forbidden: []string{mod + "/transport"}},
 	{rule: "internal/guestbuild knows nothing of every other wasmcp package", roots: []string{"./internal/guestbuild"},

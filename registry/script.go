@@ -32,21 +32,18 @@ const (
 )
 
 // ScriptTools are what the registry needs to load script files: the
-// runner module's bytes and the bytes of the load-time TypeScript
-// transform guest (guest-sdk/js/tsstrip), which the registry runs in a
-// sandboxed instance of its own (transformTS) to turn a .ts file into the
-// JavaScript the runner runs. A nil Transform refuses .ts files; .js files
-// never go through it (the runner runs them as they are, so positions in
-// their errors are the file's).
+// runner module's bytes. A .ts file is first turned into JavaScript by the
+// host's TypeScript transform (transformTS, internal/tstransform); .js
+// files never go through it (the runner runs them as they are, so
+// positions in their errors are the file's).
 type ScriptTools struct {
-	Runner    func() ([]byte, error)
-	Transform func() ([]byte, error)
+	Runner func() ([]byte, error)
 }
 
 var scriptTools atomic.Pointer[ScriptTools]
 
 // SetScriptTools sets how script files are loaded (wasmcp's main sets the
-// built-in runner and transform); until it is called, script files are
+// built-in runner); until it is called, script files are
 // refused with an error saying so.
 func SetScriptTools(t ScriptTools) {
 	scriptTools.Store(&t)
@@ -72,7 +69,7 @@ const MaxScriptBytes = 4 << 20
 
 // scriptModule is the module of the script file name whose contents are
 // src, and the environment that hands the script to the runner; a .ts is
-// transformed by the transform guest, run on e.
+// transformed first (transformTS).
 func scriptModule(ctx context.Context, e *host.Engine, name string, src []byte) ([]byte, []host.EnvVar, error) {
 	t := scriptTools.Load()
 	if t == nil || t.Runner == nil {
@@ -84,10 +81,7 @@ func scriptModule(ctx context.Context, e *host.Engine, name string, src []byte) 
 	}
 	js := src
 	if strings.HasSuffix(base, ".ts") {
-		if t.Transform == nil {
-			return nil, nil, errors.New("this wasmcp has no TypeScript transform built in: .ts files cannot be loaded")
-		}
-		out, err := transformTS(ctx, e, t, base, src)
+		out, err := transformTS(ctx, base, src)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -34,15 +34,14 @@ type guest struct {
 }
 
 var (
-	runnerGuest    = guest{"runner", "guest-sdk/js/runner"}
-	transformGuest = guest{"tsstrip", "guest-sdk/js/tsstrip"}
-	guests         = []guest{runnerGuest, transformGuest}
+	runnerGuest = guest{"runner", "guest-sdk/js/runner"}
+	guests      = []guest{runnerGuest}
 )
 
 // sourceDirs are the directories, from the repository root, whose files
-// the guests are built from: the two main packages and the modules they
-// use from the checkout (replace directives).
-var sourceDirs = []string{"guest-sdk/js/runner", "guest-sdk/js/tsstrip", "guest-sdk/go", "abi"}
+// the guests are built from: the main package and the modules it uses
+// from the checkout (replace directives).
+var sourceDirs = []string{"guest-sdk/js/runner", "guest-sdk/go", "abi"}
 
 // HashFile is the name, in embed/, of the file holding the hash of the
 // sources the embedded guests were built from.
@@ -51,16 +50,9 @@ const HashFile = "source.sha256"
 // Runner returns the JavaScript runner module's bytes.
 func Runner() ([]byte, error) { return runnerOnce() }
 
-// Transform returns the TypeScript transform module's bytes.
-func Transform() ([]byte, error) { return transformOnce() }
+var runnerOnce = sync.OnceValues(func() ([]byte, error) { return get(runnerGuest) })
 
-var (
-	runnerOnce    = sync.OnceValues(func() ([]byte, error) { return get(runnerGuest) })
-	transformOnce = sync.OnceValues(func() ([]byte, error) { return get(transformGuest) })
-)
-
-// Embedded returns the embedded module of a guest ("runner" or
-// "tsstrip") and the recorded hash of its sources; ok is false when
+// Embedded returns the embedded module of a guest ("runner") and the recorded hash of its sources; ok is false when
 // nothing was embedded.
 func Embedded(name string) (wasm []byte, sourceHash string, ok bool, err error) {
 	z, err := embedded.ReadFile("embed/" + name + ".wasm.gz")
@@ -91,7 +83,7 @@ func get(g guest) ([]byte, error) {
 // buildOnFirstUse builds g from the checkout around the working directory
 // into the user cache directory, or reads it from there.
 func buildOnFirstUse(g guest) ([]byte, error) {
-	none := "no JavaScript runner and TypeScript transform are built into this wasmcp"
+	none := "no JavaScript runner is built into this wasmcp"
 	root, err := SourceRoot()
 	if err != nil {
 		return nil, fmt.Errorf("%s, and there is no wasmcp checkout to build them from (%v): build wasmcp after `go generate ./internal/jsbuild`, or set WASMCP_JS_RUNNER", none, err)
@@ -202,7 +194,7 @@ func SourceHash(root string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Generate builds both guests from the checkout at root into dir
+// Generate builds the guests from the checkout at root into dir
 // (gzip-compressed, as NAME.wasm.gz) with the hash of their sources: what
 // go generate runs, into embed/.
 func Generate(ctx context.Context, root, dir string) error {

@@ -33,7 +33,7 @@ func embeddedOrSkip(t *testing.T) (map[string][]byte, string) {
 }
 
 // TestEmbeddedMatchesSource: the embedded guests were built from the
-// sources of this checkout; a change to the runner, the transform, the
+// sources of this checkout; a change to the runner, the
 // Go SDK or abi without go generate fails here.
 func TestEmbeddedMatchesSource(t *testing.T) {
 	_, sum := embeddedOrSkip(t)
@@ -46,7 +46,7 @@ func TestEmbeddedMatchesSource(t *testing.T) {
 	}
 }
 
-// TestEmbeddedIsReproducible rebuilds both guests from the checkout and
+// TestEmbeddedIsReproducible rebuilds the guests from the checkout and
 // compares them byte for byte with what is embedded: the build is
 // reproducible (same sources and Go toolchain, -trimpath, no VCS stamp),
 // so the embedded bytes are what the sources say and no opaque blob.
@@ -146,7 +146,7 @@ func TestNoSourceNoEmbedIsAClearError(t *testing.T) {
 }
 
 // BenchmarkEmbedded is what the embedded guests cost at start-up: reading
-// and decompressing both (once per process; the first script tool loaded
+// and decompressing them (once per process; the first script tool loaded
 // pays it). docs/design/scripts.md gives the figure.
 func BenchmarkEmbedded(b *testing.B) {
 	if _, _, ok, _ := Embedded(runnerGuest.name); !ok {

@@ -17,8 +17,8 @@
 // ./cmd/wasmcp that follows it in the README finds every package built.
 //
 // First it runs what `go generate ./internal/jsbuild` runs (when -src is
-// the default): it builds the JavaScript runner and the TypeScript
-// transform into internal/jsbuild/embed, so that a wasmcp built after it
+// the default): it builds the JavaScript runner into
+// internal/jsbuild/embed, so that a wasmcp built after it
 // (`go run ./cmd/wasmcp serve --tools examples/wasm/bin`) serves .js and
 // .ts tools with nothing else installed; the example scripts in
 // examples/js are copied into the output directory.

@@ -1,5 +1,5 @@
 // Command gen is what `go generate ./internal/jsbuild` runs: it builds the
-// JavaScript runner and the TypeScript transform from the checkout into
+// JavaScript runner from the checkout into
 // internal/jsbuild/embed, for wasmcp to embed.
 package main
 

@@ -1,0 +1,89 @@
+package tstransform
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestTransformTypeScript(t *testing.T) {
+	src, err := os.ReadFile("../../examples/reference/typescript/reference.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := Transform(context.Background(), "reference.ts", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), "require(\"wasmcp\")") || strings.Contains(string(js), ": string") {
+		t.Fatalf("not CommonJS without types:\n%s", js)
+	}
+	js, err = Transform(context.Background(), "plain.js", []byte("export const a = 1;\n"))
+	if err != nil || !strings.Contains(string(js), "module.exports") {
+		t.Fatalf("a .js module: %q, %v", js, err)
+	}
+}
+
+func TestTransformSyntaxError(t *testing.T) {
+	_, err := Transform(context.Background(), "dir/bad.ts", []byte("const a: number = 1;\nconst b = ;\n"))
+	var te *Error
+	if !errors.As(err, &te) || len(te.Lines) != 1 || !strings.HasPrefix(te.Lines[0], "bad.ts:2:11: ") {
+		t.Fatalf("err = %v, want one line bad.ts:2:11: …", err)
+	}
+}
+
+// Nesting deep enough to overflow the parser's stack ends the child, not
+// this process (a Go stack overflow is fatal: in process, this test
+// binary would die here).
+func TestTransformDeepNestingContained(t *testing.T) {
+	for name, src := range map[string]string{
+		"parens": strings.Repeat("(", 1<<20) + "1" + strings.Repeat(")", 1<<20),
+		"not":    "x = " + strings.Repeat("!", 2<<20) + "1",
+	} {
+		_, err := Transform(context.Background(), name+".ts", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "nesting is too deep") {
+			t.Fatalf("%s: err = %v, want the nesting refused", name, err)
+		}
+	}
+}
+
+// A transform that uses more CPU time than its limit is ended by the
+// kernel and reported as such.
+func TestTransformCPULimit(t *testing.T) {
+	defer func(s uint64) { cpuSeconds = s }(cpuSeconds)
+	cpuSeconds = 1
+	src := "x = " + strings.Repeat("1+", 2<<20) + "1"
+	_, err := Transform(context.Background(), "long.ts", []byte(src))
+	if err == nil {
+		t.Skip("this machine transformed it within 1 s of CPU")
+	}
+	if !strings.Contains(err.Error(), "more than 1 s of CPU") {
+		t.Fatalf("err = %v, want the CPU limit named", err)
+	}
+}
+
+func BenchmarkTransformReference(b *testing.B) {
+	src, err := os.ReadFile("../../examples/reference/typescript/reference.ts")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Transform(context.Background(), "reference.ts", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTransformInProcess(b *testing.B) {
+	src, err := os.ReadFile("../../examples/reference/typescript/reference.ts")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, errs := transform("reference.ts", string(src)); errs != nil {
+			b.Fatal(errs)
+		}
+	}
+}
