@@ -1,0 +1,503 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
+)
+
+// The command blocks of the docs work as written. Every ```sh block of the
+// README, CONTRIBUTING.md, docs/ and the SDK and example READMEs is one of:
+//
+//   - run: marked with <!-- doc-test: run --> on the line before it. The
+//     block runs under bash -e in a fresh temporary working directory and
+//     HOME, with the wasmcp under test first on PATH, the repository's
+//     root as $WASMCP_REPO, and these substitutions: registry.example is a
+//     docker-registry on loopback that the test starts, ~/src/wasmcp is the
+//     repository, and a file the block names that the directory lacks
+//     (echo.wasm) is a small module. A `wasmcp serve` on stdio is sent
+//     initialize and tools/list and ends at the end of its input.
+//   - checked (every other block): each command is held against the
+//     repository: a wasmcp command and every flag it is given exist (its
+//     --help lists them), a path given to go test, go run or go build
+//     exists, a name given to -run or -bench names a test or benchmark
+//     that exists, and a script it runs exists and is executable.
+//
+// A block that neither runs here nor names anything of the repository
+// (a remote host, a desktop client) says so with <!-- doc-test: skip WHY -->.
+// The README's first set-up command is run as written, from a fresh clone,
+// by TestReadmeFirstCommand.
+
+// docFiles are the Markdown files whose blocks are held to this.
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"README.md", "CONTRIBUTING.md", "docs/*.md", "docs/design/*.md", "abi/README.md",
+		"guest-sdk/*/README.md", "examples/*/README.md", "examples/*/*/README.md", "tests/conformance/README.md"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// docBlock is one shell block of a Markdown file.
+type docBlock struct {
+	file   string // relative to the repository
+	line   int    // of the opening fence
+	mode   string // "run", "skip" or "check"
+	reason string // for skip
+	text   string
+}
+
+var markerRE = regexp.MustCompile(`^<!--\s*doc-test:\s*(run|skip)\s*(.*?)\s*-->\s*$`)
+
+func shellBlocks(t *testing.T, root, file string) []docBlock {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(root, file)
+	var blocks []docBlock
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		fence := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(fence, "```") {
+			continue
+		}
+		info := strings.TrimPrefix(fence, "```")
+		end := i + 1
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "```" {
+			end++
+		}
+		if info == "sh" || info == "bash" || info == "shell" {
+			blk := docBlock{file: rel, line: i + 1, mode: "check", text: strings.Join(lines[i+1:end], "\n")}
+			for j := i - 1; j >= 0 && j >= i-2; j-- {
+				if m := markerRE.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
+					blk.mode, blk.reason = m[1], m[2]
+					break
+				}
+			}
+			blocks = append(blocks, blk)
+		}
+		i = end
+	}
+	return blocks
+}
+
+// commands splits a shell block into its simple commands: a backslash at
+// a line's end joins it to the next, comments are dropped, and commands
+// end at a newline, &&, ||, ; or | outside quotes (a quote may span lines).
+func commands(text string) [][]string {
+	var parts []string
+	var cur strings.Builder
+	var q byte
+	flush := func() { parts = append(parts, cur.String()); cur.Reset() }
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+			cur.WriteByte(c)
+		case c == '\\' && i+1 < len(text) && text[i+1] == '\n':
+			cur.WriteByte(' ')
+			i++
+		case c == '\'' || c == '"':
+			q = c
+			cur.WriteByte(c)
+		case c == '#' && (cur.Len() == 0 || strings.HasSuffix(cur.String(), " ") || strings.HasSuffix(cur.String(), "\t")):
+			for i+1 < len(text) && text[i+1] != '\n' {
+				i++
+			}
+		case c == '\n' || c == ';':
+			flush()
+		case c == '|' || c == '&' && i+1 < len(text) && text[i+1] == '&':
+			flush()
+			if i+1 < len(text) && (text[i+1] == '|' || text[i+1] == '&') {
+				i++
+			}
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	flush()
+	var out [][]string
+	for _, part := range parts {
+		f := shellWords(strings.ReplaceAll(part, "\n", " "))
+		// Leading VAR=value assignments and a subshell's parenthesis.
+		for len(f) > 0 && (regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(f[0]) || f[0] == "(") {
+			f = f[1:]
+		}
+		if len(f) > 0 {
+			f[0] = strings.TrimPrefix(f[0], "(")
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// shellWords splits on blanks outside quotes and drops the quotes.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	var q byte
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q != 0:
+			if c == q {
+				q = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			q, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+func TestDocCommandBlocks(t *testing.T) {
+	root, err := guestbuild.FindModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	var runs []docBlock
+	for _, f := range docFiles(t, root) {
+		for _, b := range shellBlocks(t, root, f) {
+			counts[b.mode]++
+			name := fmt.Sprintf("%s:%d", b.file, b.line)
+			switch b.mode {
+			case "skip":
+				if b.reason == "" {
+					t.Errorf("%s: a skipped block must say why", name)
+				}
+			case "run":
+				runs = append(runs, b)
+			default:
+				for _, c := range commands(b.text) {
+					if problem := checkCommand(t, root, c); problem != "" {
+						t.Errorf("%s: %s: %s", name, strings.Join(c, " "), problem)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("shell blocks: %d run, %d checked, %d skipped", counts["run"], counts["check"], counts["skip"])
+	if counts["run"] == 0 {
+		t.Fatal("no block is run: the README's registry story at least must be")
+	}
+	for _, b := range runs {
+		t.Run(fmt.Sprintf("%s:%d", strings.ReplaceAll(b.file, "/", "_"), b.line), func(t *testing.T) {
+			runDocBlock(t, root, b)
+		})
+	}
+}
+
+var (
+	helpCache = map[string]string{}
+	testNames = map[string]bool{} // every Test*/Benchmark*/Fuzz* function name in the repository
+)
+
+// checkCommand holds one command against the repository; "" when it holds.
+func checkCommand(t *testing.T, root string, c []string) string {
+	switch c[0] {
+	case "wasmcp":
+		if len(c) < 2 {
+			return ""
+		}
+		sub := c[1]
+		if strings.HasPrefix(sub, "-") {
+			return ""
+		}
+		help, ok := helpCache[sub]
+		if !ok {
+			out, err := exec.Command(wasmcpBin, sub, "--help").CombinedOutput()
+			if err != nil {
+				help = "\x00" + fmt.Sprintf("wasmcp %s --help: %v: %s", sub, err, out)
+			} else {
+				help = string(out)
+			}
+			helpCache[sub] = help
+		}
+		if strings.HasPrefix(help, "\x00") {
+			return "no such command (" + help[1:] + ")"
+		}
+		for _, a := range c[2:] {
+			if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+				continue
+			}
+			flag := strings.SplitN(strings.TrimLeft(a, "-"), "=", 2)[0]
+			if !regexp.MustCompile(`(?m)^\s+--?` + regexp.QuoteMeta(flag) + `\b`).MatchString(help) {
+				return fmt.Sprintf("wasmcp %s has no flag --%s", sub, flag)
+			}
+		}
+	case "go":
+		if len(c) < 2 {
+			return ""
+		}
+		switch c[1] {
+		case "test", "run", "build", "generate", "vet", "install":
+		default:
+			return ""
+		}
+		for i, a := range c[2:] {
+			if strings.HasPrefix(a, "./") || a == "." {
+				p := strings.TrimSuffix(a, "/...")
+				if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+					// Relative to a directory the block cd'ed into: try
+					// the nested modules.
+					if !existsBelow(root, p) {
+						return "no such package " + a
+					}
+				}
+			}
+			if (a == "-run" || a == "-bench" || a == "-fuzz") && i+3 < len(c) {
+				if p := namesProblem(t, root, c[i+3]); p != "" {
+					return p
+				}
+			}
+		}
+	default:
+		if strings.Contains(c[0], "/") && !strings.HasPrefix(c[0], "~") && !strings.HasPrefix(c[0], "$") && !strings.HasPrefix(c[0], "/") {
+			p := filepath.Join(root, c[0])
+			fi, err := os.Stat(p)
+			if err != nil {
+				if existsBelow(root, c[0]) {
+					return ""
+				}
+				return "no such script"
+			}
+			if fi.Mode()&0o111 == 0 {
+				return "not executable"
+			}
+		}
+	}
+	return ""
+}
+
+// existsBelow reports whether rel exists below one of the repository's
+// directories that a block may cd into (a nested module: bench, an SDK).
+func existsBelow(root, rel string) bool {
+	for _, d := range []string{"bench", "guest-sdk/go", "abi", "tests", "examples/wasm"} {
+		if _, err := os.Stat(filepath.Join(root, d, rel)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// namesProblem checks a -run/-bench/-fuzz pattern: each top-level
+// alternative that is a plain name (anchors and a subtest path aside)
+// must name a function of the repository.
+func namesProblem(t *testing.T, root, pattern string) string {
+	if len(testNames) == 0 {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && p != root {
+				return filepath.SkipDir
+			}
+			if strings.HasSuffix(p, "_test.go") {
+				b, _ := os.ReadFile(p)
+				for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)\w*)\(`).FindAllSubmatch(b, -1) {
+					testNames[string(m[1])] = true
+				}
+			}
+			return nil
+		})
+	}
+	if pattern == "^$" || pattern == "." {
+		return ""
+	}
+	top := strings.SplitN(pattern, "/", 2)[0]
+	top = strings.Trim(top, "^$'\"()")
+	for _, alt := range strings.Split(top, "|") {
+		alt = strings.Trim(alt, "^$()")
+		if alt == "" || !regexp.MustCompile(`^\w+$`).MatchString(alt) {
+			continue
+		}
+		found := false
+		for n := range testNames {
+			if strings.HasPrefix(n, alt) || strings.Contains(n, alt) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "no test or benchmark matches " + alt
+		}
+	}
+	return ""
+}
+
+// runDocBlock runs a block marked run, as the package doc says.
+func runDocBlock(t *testing.T, root string, b docBlock) {
+	dir := t.TempDir()
+	home := t.TempDir()
+	text := b.text
+	if strings.Contains(text, "registry.example") {
+		reg := registrytest.Start(t, false)
+		text = strings.ReplaceAll(text, "registry.example", reg.Addr)
+	}
+	text = strings.ReplaceAll(text, "~/src/wasmcp", root)
+	// A module the block publishes or checks without building it first.
+	small, err := os.ReadFile(filepath.Join(root, "tests", "testdata", "small", "small.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range regexp.MustCompile(`\b(\w+)\.wasm\b`).FindAllStringSubmatch(text, -1) {
+		if strings.Contains(text, "-o "+w[0]) || strings.Contains(text, "build") {
+			continue
+		}
+		os.WriteFile(filepath.Join(dir, w[0]), small, 0o644)
+	}
+	bin := filepath.Join(t.TempDir(), "bin")
+	os.MkdirAll(bin, 0o755)
+	if err := os.Symlink(wasmcpBin, filepath.Join(bin, "wasmcp")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", text)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"WASMCP_REPO="+root, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"))
+	// A wasmcp serve on stdio in the block reads this and ends at its end.
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, ""}, "\n"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s:%d: %v\n--- block\n%s\n--- output\n%s", b.file, b.line, err, b.text, out)
+	}
+	if strings.Contains(b.text, "wasmcp serve") && !strings.Contains(string(out), `"id":2,"result":{"tools":[`) {
+		t.Fatalf("%s:%d: wasmcp serve answered no tools/list\n--- output\n%s", b.file, b.line, out)
+	}
+}
+
+// TestReadmeFirstCommand runs the README's first set-up command as written,
+// from a fresh clone of this checkout's HEAD (the Go build cache is the
+// test's own, warm from building wasmcp): it must answer tools/list.
+func TestReadmeFirstCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every example from a fresh clone")
+	}
+	root, err := guestbuild.FindModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for _, b := range shellBlocks(t, root, filepath.Join(root, "README.md")) {
+		for _, l := range strings.Split(b.text, "\n") {
+			if strings.HasPrefix(l, "go run ./examples/wasm/build") {
+				first = l
+				break
+			}
+		}
+		if first != "" {
+			break
+		}
+	}
+	if first == "" {
+		t.Fatalf("README.md has no first command (go run ./examples/wasm/build …):\n%.400s", readme)
+	}
+	clone := filepath.Join(t.TempDir(), "wasmcp")
+	if out, err := exec.Command("git", "clone", "-q", root, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", first)
+	cmd.Dir = clone
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var printed []string
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, `{"jsonrpc":"2.0","id":2,`) {
+			if !strings.Contains(l, `"name":"word_count"`) {
+				t.Fatalf("tools/list lacks the examples' word_count: %.600s", l)
+			}
+			return
+		} else {
+			printed = append(printed, l)
+		}
+	}
+	t.Fatalf("the README's first command ended without answering tools/list\n--- stdout\n%s\n--- stderr\n%s",
+		strings.Join(printed, "\n"), stderr.String())
+}
+
+// TestDocBlockCheckerCatchesMistakes: the checks of TestDocCommandBlocks
+// refuse what a stale doc would say.
+func TestDocBlockCheckerCatchesMistakes(t *testing.T) {
+	root, err := guestbuild.FindModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range []string{
+		"wasmcp pull registry.example/x:1 --no-such-flag",
+		"wasmcp no-such-command",
+		"go test ./no/such/package",
+		"go test ./tests -run TestNoSuchTestAnywhere",
+		"bench/no-such-script.sh",
+	} {
+		cmds := commands(block)
+		if len(cmds) != 1 {
+			t.Fatalf("%q split into %v", block, cmds)
+		}
+		if checkCommand(t, root, cmds[0]) == "" {
+			t.Errorf("%q passed the check", block)
+		}
+	}
+	got := commands("a 'x | y' && b \\\n  --c # d\ne \"f\n g\"; h")
+	want := [][]string{{"a", "x | y"}, {"b", "--c"}, {"e", "f  g"}, {"h"}} // a quoted newline is a blank to the check
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("commands: %q, want %q", got, want)
+	}
+}
