@@ -96,6 +96,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/regfile"}},
 	{rule: "cmd/wasmcp/internal/scaffold knows nothing of every wasmcp package", roots: []string{"./cmd/wasmcp/internal/scaffold"},
 		forbidden: everyOther, allowed: []string{mod + "/cmd/wasmcp/internal/scaffold"}},
+	{rule: "cmd/wasmcp/internal/flagconf knows nothing of every wasmcp package", roots: []string{"./cmd/wasmcp/internal/flagconf"},
+		forbidden: everyOther, allowed: []string{mod + "/cmd/wasmcp/internal/flagconf"}},
 	{rule: "server knows nothing of the command line (cmd/...)", roots: []string{"./server"},
 		forbidden: []string{mod + "/cmd"}},
 	{rule: "the packages under server know nothing of it, and nothing of the commands", roots: []string{"./auth/...", "./contract/...",

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wasmcp/wasmcp/cmd/wasmcp/internal/flagconf"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/pull"
@@ -215,20 +216,20 @@ func serveConfig(args []string, stdout, stderr io.Writer) (*server.Config, error
 	registerTasks(fs, &c.Tasks)
 	registerAuth(fs, &c.Auth)
 	registerOps(fs, &c.Ops)
-	var cf configFlags
-	cf.register(fs)
+	var cf flagconf.Flags
+	cf.Register(fs)
 	var of ociFlags
 	of.register(fs)
 	fs.DurationVar(&c.Pull.Interval, "pull-interval", 0, "with a "+pull.LockName+" in the tools directory: pull its tools again this often, following their tags (0: only at start and on SIGHUP); see docs/registry-tools.md")
 	if err := parseFlags(fs, args, stdout, stderr, serveUsage); err != nil {
 		return nil, err
 	}
-	resolved, err := cf.resolve(fs, os.LookupEnv)
+	resolved, err := cf.Resolve(fs, os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	if cf.print {
-		return nil, resolved.write(stdout)
+	if cf.Print {
+		return nil, resolved.Write(stdout)
 	}
 	if err := checkServeArgs(fs, &c, stderr); err != nil {
 		return nil, err
@@ -236,7 +237,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (*server.Config, error
 	if c.Engine, err = ef.hostConfig(); err != nil {
 		return nil, err
 	}
-	c.LogLevel, c.LogFormat, c.EnvUsed, c.Version = ef.logLevel, ef.logFormat, resolved.envUsed, buildVersion()
+	c.LogLevel, c.LogFormat, c.EnvUsed, c.Version = ef.logLevel, ef.logFormat, resolved.EnvUsed, buildVersion()
 	c.GCHeadroom = uint64(gcHeadroom)
 	c.Pull.OCI = oci.Options{Insecure: of.insecure, Timeout: of.timeout, DockerConfig: of.dockerConfig, MaxModule: int64(of.maxModule)}
 	return &c, nil

@@ -1,4 +1,4 @@
-package main
+package flagconf
 
 import (
 	"bufio"
@@ -17,29 +17,19 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Configuration of wasmcp serve. Every serve flag is also a key of the
-// --config file (the flag's name, dashes or underscores) and an environment
-// variable (WASMCP_ and the name in capitals with underscores: --max-body
-// is max-body and WASMCP_MAX_BODY). The keys are derived from the flag set,
-// so a new flag is a key at once. A setting comes from, first match wins:
-//
-//  1. the command line;
-//  2. the environment (each one used is logged at start-up);
-//  3. the --config file;
-//  4. the flag's default.
-//
-// An unknown key in the file is an error naming the file, line and key.
-
-// configFlags are the flags about the configuration itself; they are not
-// keys of the file.
-type configFlags struct {
-	file  string
-	print bool
+// Flags are the flags about the configuration itself; they are not keys
+// of the file.
+type Flags struct {
+	// File is --config, the TOML file ("" for none).
+	File string
+	// Print is --print-config: print the effective configuration and exit.
+	Print bool
 }
 
-func (c *configFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.file, "config", "", "TOML file of serve settings, one key per flag (e.g. max-body = \"4MiB\"); command-line flags, then WASMCP_* environment variables, override it")
-	fs.BoolVar(&c.print, "print-config", false, "print the effective configuration (secrets masked) as TOML and exit")
+// Register adds --config and --print-config to fs.
+func (c *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.File, "config", "", "TOML file of serve settings, one key per flag (e.g. max-body = \"4MiB\"); command-line flags, then WASMCP_* environment variables, override it")
+	fs.BoolVar(&c.Print, "print-config", false, "print the effective configuration (secrets masked) as TOML and exit")
 }
 
 // envPrefix starts the environment variable of a flag.
@@ -60,26 +50,27 @@ const (
 	fromFile    configSource = "file"
 )
 
-// config is the resolved configuration of a flag set.
-type config struct {
+// Config is the resolved configuration of a flag set.
+type Config struct {
 	fs      *flag.FlagSet
 	sources map[string]configSource
-	envUsed []string // the environment variables applied, for the log
+	// EnvUsed names the environment variables applied, for the log.
+	EnvUsed []string
 }
 
 // notKeys are the flags that are not settings.
 var notKeys = map[string]bool{"config": true, "print-config": true}
 
-// resolveConfig fills the flags of fs that the command line did not set
-// from the environment (lookup) and from c.file.
-func (c *configFlags) resolve(fs *flag.FlagSet, lookup func(string) (string, bool)) (*config, error) {
-	cfg := &config{fs: fs, sources: map[string]configSource{}}
+// Resolve fills the flags of fs that the command line did not set from
+// the environment (lookup) and from c.File; call it after fs.Parse.
+func (c *Flags) Resolve(fs *flag.FlagSet, lookup func(string) (string, bool)) (*Config, error) {
+	cfg := &Config{fs: fs, sources: map[string]configSource{}}
 	fs.VisitAll(func(f *flag.Flag) { cfg.sources[f.Name] = fromDefault })
 	fs.Visit(func(f *flag.Flag) { cfg.sources[f.Name] = fromFlag })
 	var file map[string]fileValue
-	if c.file != "" {
+	if c.File != "" {
 		var err error
-		if file, err = readConfigFile(c.file, fs); err != nil {
+		if file, err = readConfigFile(c.File, fs); err != nil {
 			return nil, err
 		}
 	}
@@ -94,12 +85,12 @@ func (c *configFlags) resolve(fs *flag.FlagSet, lookup func(string) (string, boo
 				return
 			}
 			cfg.sources[f.Name] = fromEnv
-			cfg.envUsed = append(cfg.envUsed, envName(f.Name))
+			cfg.EnvUsed = append(cfg.EnvUsed, envName(f.Name))
 			return
 		}
 		if v, ok := file[f.Name]; ok {
 			if err := fs.Set(f.Name, v.text); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: key %s = %q: %w", c.file, v.line, v.key, v.text, err))
+				errs = append(errs, fmt.Errorf("%s:%d: key %s = %q: %w", c.File, v.line, v.key, v.text, err))
 				return
 			}
 			cfg.sources[f.Name] = fromFile
@@ -220,8 +211,8 @@ func masked(name, value string) string {
 	return value
 }
 
-// write prints the configuration as TOML, each key with its source.
-func (cfg *config) write(w io.Writer) error {
+// Write prints the configuration as TOML, each key with its source.
+func (cfg *Config) Write(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# wasmcp serve: effective configuration (command line > WASMCP_* environment > --config file > default)\n")
 	cfg.fs.VisitAll(func(f *flag.Flag) {
