@@ -70,6 +70,11 @@ func scanRepo(t *testing.T) *decls {
 		}
 		member := func(typ, name string) {
 			add(typ + "." + name)
+			if strings.HasSuffix(path, "_test.go") {
+				// A test's own types (a table of cases) do not make
+				// `table.grow`, a WebAssembly instruction, a Go name.
+				return
+			}
 			if d.members[typ] == nil {
 				d.members[typ] = map[string]bool{}
 			}
