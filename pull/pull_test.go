@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/pull/oci"
+	"github.com/wasmcp/wasmcp/pull/signing"
 )
 
 // chdir makes dir the working directory for the rest of the test.
@@ -200,5 +202,44 @@ func TestRollbackRefused(t *testing.T) {
 	lock, _ = pull.ReadLock(dir)
 	if e := lock.Find("echo"); e.Digest != d1 || len(e.Replaced) != 1 || e.Replaced[0] != d2 {
 		t.Errorf("after --allow-downgrade: digest %s, replaced %v; want %s, [%s]", e.Digest, e.Replaced, d1, d2)
+	}
+}
+
+// TestSignatureBoundToRepository: a registry copying another tool signed
+// by the same key, with its signature, under this tool's tag is refused:
+// wasmcp push signs the repository with the digest, and pull checks it.
+// A key signature naming no repository (an older bundle, a bare ECDSA
+// message signature) is refused too: it could come from any tool.
+func TestSignatureBoundToRepository(t *testing.T) {
+	work := t.TempDir()
+	chdir(t, work)
+	src := newMemSource()
+	op := keyPair(t, filepath.Join(work, "op"))
+	ctx := context.Background()
+	bundleFor := func(d, repo string) []byte {
+		b, err := signing.SignFor(d, repo, op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// The tool "other", signed for its own repository, copied under echo's tag.
+	d := src.publish(t, "copied", "other", "", nil)
+	src.sigs[d] = []oci.Signature{{Bundle: bundleFor(d, "r.example/tools/other"), Source: "referrer"}}
+	_, err := pull.Pull(ctx, pullReq(t, src, "tools", "copied", pull.Signer{Key: "op.pub"}))
+	if err == nil || !strings.Contains(err.Error(), "wrong repository") || !strings.Contains(err.Error(), "r.example/tools/other") {
+		t.Errorf("another tool's signature copied under this tag: %v, want refused (wrong repository)", err)
+	}
+	// Unbound: ECDSA message signature, and a statement naming nothing.
+	d = src.publish(t, "unbound", "unbound", "", nil)
+	src.sigs[d] = []oci.Signature{{Bundle: bundleFor(d, ""), Source: "referrer"}}
+	if _, err := pull.Pull(ctx, pullReq(t, src, "tools", "unbound", pull.Signer{Key: "op.pub"})); err == nil || !strings.Contains(err.Error(), "names no repository") {
+		t.Errorf("a key signature naming no repository: %v, want refused", err)
+	}
+	// Its own signature verifies.
+	d = src.publish(t, "own", "own", "", nil)
+	src.sigs[d] = []oci.Signature{{Bundle: bundleFor(d, "r.example/tools/echo"), Source: "referrer"}}
+	if _, err := pull.Pull(ctx, pullReq(t, src, "tools", "own", pull.Signer{Key: "op.pub"})); err != nil {
+		t.Errorf("the tool's own signature: %v", err)
 	}
 }

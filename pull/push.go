@@ -35,7 +35,8 @@ type Published struct {
 
 // Push checks p's module and policy (the policy must read as a request,
 // see Grants), pushes them to ref as the WebAssembly OCI artifact and, with
-// a key, signs the manifest's digest and attaches the bundle as a referrer.
+// a key, signs the manifest's digest bound to ref's repository
+// (signing.SignFor) and attaches the bundle as a referrer.
 func Push(ctx context.Context, c *oci.Client, ref oci.Ref, p Publication) (*Published, error) {
 	wasm, err := os.ReadFile(p.Module)
 	if err != nil {
@@ -72,7 +73,7 @@ func Push(ctx context.Context, c *oci.Client, ref oci.Ref, p Publication) (*Publ
 	if key == nil {
 		return out, nil
 	}
-	bundle, err := signing.Sign(desc.Digest.String(), key)
+	bundle, err := signing.SignFor(desc.Digest.String(), ref.Registry+"/"+ref.Repository, key)
 	if err != nil {
 		return out, fmt.Errorf("--sign: %w", err)
 	}

@@ -86,7 +86,7 @@ func (m *memSource) publish(t *testing.T, tag, version, policy string, key []byt
 	m.blobs[d] = man
 	m.tags[tag] = d.String()
 	if key != nil {
-		b, err := signing.Sign(d.String(), key)
+		b, err := signing.SignFor(d.String(), "r.example/tools/echo", key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,11 @@ import (
 // read (relative to dir).
 func signerPolicy(t *Tool, dir string) (signing.Policy, error) {
 	p := signing.Policy{Identity: t.Identity, IdentityRegexp: t.IdentityRegexp, Issuer: t.Issuer, RevokedKeys: t.RevokedKeys}
+	ref, err := oci.ParseRef(t.Reference)
+	if err != nil {
+		return p, err
+	}
+	p.Repository = ref.Registry + "/" + ref.Repository // what is signed must name it
 	if err := t.checkTimes(); err != nil {
 		return p, err
 	}
@@ -36,7 +41,6 @@ func signerPolicy(t *Tool, dir string) (signing.Policy, error) {
 		}
 		return b, nil
 	}
-	var err error
 	if t.Key != "" {
 		if p.PublicKey, err = read("key", t.Key); err != nil {
 			return p, err

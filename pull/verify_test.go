@@ -26,7 +26,7 @@ func TestVerifyOnlySkipped(t *testing.T) {
 	}
 	d := "sha256:" + strings.Repeat("ab", 32)
 	sigs := []oci.Signature{{Source: "referrer sha256:1", Skipped: "signature manifest: want one layer"}, {Source: "referrer sha256:2", Skipped: "over the cap"}}
-	_, err = pull.Verify(context.Background(), sigs, d, &pull.Tool{Name: "echo", Key: "k.pub"}, dir)
+	_, err = pull.Verify(context.Background(), sigs, d, &pull.Tool{Name: "echo", Reference: "r.example/tools/echo:1", Key: "k.pub"}, dir)
 	if err == nil || !strings.Contains(err.Error(), "no signature of "+d+" verifies") || !strings.Contains(err.Error(), "skipped: over the cap") {
 		t.Fatalf("got %v", err)
 	}

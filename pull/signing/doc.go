@@ -28,6 +28,11 @@
 // A DSSE statement of another predicate type (an attestation: provenance,
 // an SBOM) is never taken for a signature (ReasonNotSignature).
 //
+// With Policy.Repository, a signature must name the repository it is
+// pulled from (a statement's subject name, cosign's docker-reference):
+// SignFor writes it, so a signature copied with its artifact to another
+// tool's tag is refused (ReasonWrongRepository).
+//
 // Every refusal is an *Error whose Reason says which check failed.
 //
 // verify.go checks signatures (Verify, VerifySimpleSigning), sign.go makes

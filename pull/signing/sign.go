@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,16 @@ const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 // Fulcio, Rekor and timestamp-authority clients, which a key signature
 // never uses (docs/dependencies.md, "Build cost").
 func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
+	return SignFor(digest, "", privateKeyPEM)
+}
+
+// SignFor is Sign binding the signature to repository (REGISTRY/REPOSITORY,
+// what wasmcp push pushed to): with either kind of key, the bundle is a
+// DSSE envelope whose in-toto statement (predicate type PredicateSign)
+// names the repository and the digest as its one subject, so a verifier
+// expecting that repository (Policy.Repository) refuses the signature
+// copied to another tool. With repository "", it is Sign.
+func SignFor(digest, repository string, privateKeyPEM []byte) ([]byte, error) {
 	d, err := parseDigest(digest)
 	if err != nil {
 		return nil, err
@@ -42,17 +53,28 @@ func Sign(digest string, privateKeyPEM []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	statementOf := func() ([]byte, error) {
+		return json.Marshal(statement{Type: "https://in-toto.io/Statement/v1", PredicateType: PredicateSign,
+			Subject: []subject{{Name: repository, Digest: map[string]string{"sha256": hex.EncodeToString(d)}}}, Predicate: map[string]any{}})
+	}
 	var pb *protobundle.Bundle
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
-		pb, err = ecdsaBundle(k, d)
-	case ed25519.PrivateKey:
-		st, merr := json.Marshal(statement{Type: "https://in-toto.io/Statement/v1", PredicateType: PredicateSign,
-			Subject: []subject{{Digest: map[string]string{"sha256": hex.EncodeToString(d)}}}, Predicate: map[string]any{}})
+		if repository == "" {
+			pb, err = ecdsaBundle(k, d)
+			break
+		}
+		st, merr := statementOf()
 		if merr != nil {
 			return nil, merr
 		}
-		pb, err = ed25519Bundle(k, st)
+		pb, err = dsseBundle(k, st)
+	case ed25519.PrivateKey:
+		st, merr := statementOf()
+		if merr != nil {
+			return nil, merr
+		}
+		pb, err = dsseBundle(k, st)
 	default:
 		return nil, fmt.Errorf("signing: the private key is %T", key)
 	}
@@ -77,11 +99,24 @@ func ecdsaBundle(k *ecdsa.PrivateKey, d []byte) (*protobundle.Bundle, error) {
 		Signature:     sig}}})
 }
 
-// ed25519Bundle is a bundle holding payload, an in-toto statement, in a
-// DSSE envelope signed by k: pure Ed25519 over the envelope's
-// pre-authentication encoding, as DSSE verifiers expect.
-func ed25519Bundle(k ed25519.PrivateKey, payload []byte) (*protobundle.Bundle, error) {
-	sig := ed25519.Sign(k, dsse.PAE(payloadTypeInToto, payload))
+// dsseBundle is a bundle holding payload, an in-toto statement, in a DSSE
+// envelope signed by k over the envelope's pre-authentication encoding, as
+// DSSE verifiers expect: pure Ed25519, or ECDSA over its SHA-256.
+func dsseBundle(k crypto.Signer, payload []byte) (*protobundle.Bundle, error) {
+	pae := dsse.PAE(payloadTypeInToto, payload)
+	var sig []byte
+	switch k := k.(type) {
+	case ed25519.PrivateKey:
+		sig = ed25519.Sign(k, pae)
+	case *ecdsa.PrivateKey:
+		h := sha256.Sum256(pae)
+		var err error
+		if sig, err = ecdsa.SignASN1(rand.Reader, k, h[:]); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("a DSSE signature with a %T key", k)
+	}
 	return keyBundle(k.Public(), &protobundle.Bundle{Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
 		Payload: payload, PayloadType: payloadTypeInToto, Signatures: []*protodsse.Signature{{Sig: sig}}}}})
 }

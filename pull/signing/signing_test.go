@@ -257,7 +257,7 @@ func TestEd25519(t *testing.T) {
 	// An attestation (another predicate type) signed by the same key.
 	att := strings.Replace(string(payload), PredicateSign, "https://slsa.dev/provenance/v1", 1)
 	k, _ := privateKey(priv)
-	pb, err := ed25519Bundle(k.(ed25519.PrivateKey), []byte(att))
+	pb, err := dsseBundle(k.(ed25519.PrivateKey), []byte(att))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,4 +366,53 @@ func mustSign(t *testing.T, d, alg string, pub []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRepositoryBinding: with Policy.Repository, a signature naming
+// another repository is refused — cosign's docker-reference, a DSSE
+// statement's subject name, with an ECDSA or an Ed25519 key — and a key
+// signature naming none is refused as unbound.
+func TestRepositoryBinding(t *testing.T) {
+	ctx := context.Background()
+	d := digestOf("manifest")
+	for _, alg := range []string{AlgorithmECDSAP256, AlgorithmEd25519} {
+		priv, pub, err := GenerateKey(alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := SignFor(d, "r.example/tools/a", priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Verify(ctx, b, d, Policy{PublicKey: pub, Repository: "r.example/tools/a"}); err != nil {
+			t.Errorf("%s: its own repository: %v", alg, err)
+		}
+		if _, err := Verify(ctx, b, d, Policy{PublicKey: pub, Repository: "r.example/tools/b"}); reason(t, err) != ReasonWrongRepository {
+			t.Errorf("%s: another repository: %v", alg, err)
+		}
+		unbound, err := Sign(d, priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Verify(ctx, unbound, d, Policy{PublicKey: pub, Repository: "r.example/tools/a"}); reason(t, err) != ReasonWrongRepository {
+			t.Errorf("%s: a signature naming no repository: %v", alg, err)
+		}
+	}
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	for ref, want := range map[string]Reason{`"r/x"`: "", `"r/y"`: ReasonWrongRepository, `""`: ReasonWrongRepository} {
+		payload := []byte(`{"critical":{"identity":{"docker-reference":` + ref + `},"image":{"docker-manifest-digest":"` + d + `"},"type":"cosign container image signature"},"optional":null}`)
+		h := sha256.Sum256(payload)
+		sig, _ := ecdsa.SignASN1(rand.Reader, k, h[:])
+		_, err := VerifySimpleSigning(payload, base64.StdEncoding.EncodeToString(sig), d, Policy{PublicKey: pub, Repository: "r/x"})
+		if got := Reason(""); err != nil {
+			got = reason(t, err)
+			if got != want {
+				t.Errorf("simple-signing docker-reference %s: %v, want %q", ref, err, want)
+			}
+		} else if want != "" {
+			t.Errorf("simple-signing docker-reference %s accepted for r/x", ref)
+		}
+	}
 }

@@ -45,6 +45,14 @@ type Policy struct {
 	RevokedKeys []string
 	// Now is the time a key's window is checked at; zero is time.Now().
 	Now time.Time
+	// Repository, when set, is REGISTRY/REPOSITORY the artifact is pulled
+	// from: a signature naming another repository (cosign's
+	// docker-reference, a DSSE statement's subject name) is refused, so a
+	// signature cannot be copied with its artifact to another tool's tag.
+	// A key-based signature must name it (a bare message signature or an
+	// unnamed statement binds no repository); a keyless one naming none
+	// is accepted, bound by its identity only.
+	Repository string
 }
 
 // Result says who signed.
@@ -71,6 +79,7 @@ const (
 	ReasonNotYetValid   Reason = "not yet valid"   // the key's not_before is still to come
 	ReasonRevoked       Reason = "revoked"         // the key is listed as revoked
 	ReasonNotSignature  Reason = "not a signature" // an attestation (another in-toto predicate type)
+	ReasonWrongRepository Reason = "wrong repository" // it names another repository, or none where one is required
 )
 
 // PredicateSign is the in-toto predicate type of a signature statement:
@@ -138,10 +147,14 @@ func Verify(ctx context.Context, bundleJSON []byte, digest string, p Policy) (re
 			return nil, refuse(ReasonWrongDigest, "the bundle signs sha256:%x, not %s", got, digest)
 		}
 	}
+	var names []string // the repositories the signature names for this digest
 	if env := b.GetDsseEnvelope(); env != nil {
-		if err := checkStatement(env.GetPayloadType(), env.GetPayload(), want, digest); err != nil {
+		if names, err = checkStatement(env.GetPayloadType(), env.GetPayload(), want, digest); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkRepository(names, p.Repository, len(p.PublicKey) > 0); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(p.PublicKey) > 0:
@@ -276,6 +289,9 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	}
 	var ss struct {
 		Critical struct {
+			Identity struct {
+				Reference string `json:"docker-reference"`
+			} `json:"identity"`
 			Image struct {
 				Digest string `json:"docker-manifest-digest"`
 			} `json:"image"`
@@ -294,6 +310,9 @@ func VerifySimpleSigning(payload []byte, sigB64 string, digest string, p Policy)
 	}
 	if ss.Critical.Image.Digest != digest {
 		return nil, refuse(ReasonWrongDigest, "the payload signs %q, not %s", ss.Critical.Image.Digest, digest)
+	}
+	if err := checkRepository([]string{ss.Critical.Identity.Reference}, p.Repository, true); err != nil {
+		return nil, err
 	}
 	pub, err := publicKey(p.PublicKey)
 	if err != nil {
@@ -341,29 +360,61 @@ const maxSubjects = 64
 // verified, to say plainly why it is refused: not an in-toto statement, an
 // attestation rather than a signature, or a signature of another digest.
 // sigstore-go checks the subject again once the signature verified.
-func checkStatement(payloadType string, payload, want []byte, digest string) error {
+func checkStatement(payloadType string, payload, want []byte, digest string) (names []string, err error) {
 	if payloadType != payloadTypeInToto {
-		return refuse(ReasonNotSignature, "the DSSE envelope holds %q, not an in-toto statement (%s)", payloadType, payloadTypeInToto)
+		return nil, refuse(ReasonNotSignature, "the DSSE envelope holds %q, not an in-toto statement (%s)", payloadType, payloadTypeInToto)
 	}
 	var st statement
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return refuse(ReasonMalformed, "the in-toto statement: %v", err)
+		return nil, refuse(ReasonMalformed, "the in-toto statement: %v", err)
 	}
 	if st.PredicateType != PredicateSign {
-		return refuse(ReasonNotSignature, "an attestation of predicate type %q, not a signature (%s)", st.PredicateType, PredicateSign)
+		return nil, refuse(ReasonNotSignature, "an attestation of predicate type %q, not a signature (%s)", st.PredicateType, PredicateSign)
 	}
 	if len(st.Subject) > maxSubjects {
-		return refuse(ReasonMalformed, "the statement names %d subjects, over %d", len(st.Subject), maxSubjects)
+		return nil, refuse(ReasonMalformed, "the statement names %d subjects, over %d", len(st.Subject), maxSubjects)
 	}
 	wantHex := hex.EncodeToString(want)
 	var got []string
+	found := false
 	for _, s := range st.Subject {
 		if h, ok := s.Digest["sha256"]; ok {
 			if strings.EqualFold(h, wantHex) {
-				return nil
+				found = true
+				names = append(names, s.Name)
+				continue
 			}
 			got = append(got, "sha256:"+h)
 		}
 	}
-	return refuse(ReasonWrongDigest, "the statement signs %v, not %s", got, digest)
+	if !found {
+		return nil, refuse(ReasonWrongDigest, "the statement signs %v, not %s", got, digest)
+	}
+	return names, nil
+}
+
+// checkRepository checks the repositories a signature names for the
+// digest ("" for a subject without a name) against want: one must be
+// want; naming only others is refused; naming none is refused when the
+// signer is a key (keyless signatures are bound by their identity).
+func checkRepository(names []string, want string, key bool) error {
+	if want == "" {
+		return nil
+	}
+	var others []string
+	for _, n := range names {
+		if n == want {
+			return nil
+		}
+		if n != "" {
+			others = append(others, n)
+		}
+	}
+	if len(others) > 0 {
+		return refuse(ReasonWrongRepository, "the signature is for %s, not %s (a signature copied from another tool?)", strings.Join(others, ", "), want)
+	}
+	if key {
+		return refuse(ReasonWrongRepository, "the signature names no repository, so it could be copied from any tool signed by this key; sign again with wasmcp push --sign, which names %s", want)
+	}
+	return nil
 }
