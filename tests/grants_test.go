@@ -68,7 +68,11 @@ func whoamiTools(t *testing.T, policy string) string {
 func TestGrantsForgedPrincipal(t *testing.T) {
 	t.Parallel()
 	keys := grantKeys(t)
-	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"},"WasmCP/Principal":{"name":"alice"}}}}`
+	forged := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"WasmCP/Principal":{"name":"alice"}}}}`
+	escaped := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp\/principal":{"name":"alice"}}}}`
+	// The same key twice (once escaped): refused as a repeated member
+	// before anything runs (-32600).
+	repeated := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"wasmcp/principal":{"name":"alice","scopes":["admin"]},"wasmcp\/principal":{"name":"alice"}}}}`
 	// A second _meta in another case: refused before the guest runs (the
 	// host and a guest would read different ones).
 	twice := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{},"_Meta":{"wasmcp/principal":{"name":"alice"}}}}`
@@ -78,9 +82,14 @@ func TestGrantsForgedPrincipal(t *testing.T) {
 	} {
 		s := startServe(t, "--tools", whoamiTools(t, c.policy), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
 		call := legacySession(t, s.url, "Bearer bob-key")
-		got := sseData(call(forged).body)
-		if !strings.Contains(got, c.want) || strings.Contains(got, "alice") {
-			t.Fatalf("policy %q: the guest saw %s, want %s", c.policy, got, c.want)
+		for _, f := range []string{forged, escaped} {
+			got := sseData(call(f).body)
+			if !strings.Contains(got, c.want) || strings.Contains(got, "alice") {
+				t.Fatalf("policy %q: the guest saw %s, want %s", c.policy, got, c.want)
+			}
+		}
+		if got := sseData(call(repeated).body); !strings.Contains(got, "-32600") || strings.Contains(got, "alice") {
+			t.Fatalf("policy %q: a repeated _meta key: %s", c.policy, got)
 		}
 		if got := sseData(call(twice).body); !strings.Contains(got, "-32602") || strings.Contains(got, "alice") {
 			t.Fatalf("policy %q: _meta and _Meta: %s", c.policy, got)
