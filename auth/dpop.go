@@ -92,11 +92,7 @@ func newDPoP(cfg DPoPConfig, resource string, leeway time.Duration, now func() t
 		return nil, fmt.Errorf("auth: resource %q is not an absolute URL", resource)
 	}
 	d.origin = normalOrigin(u)
-	per := cfg.ReplayCachePerPrincipal
-	if per <= 0 {
-		per = cfg.ReplayCacheSize / 10
-	}
-	d.seen = newReplayCache(cfg.ReplayCacheSize, per, d.maxAge+2*d.leeway, d.now())
+	d.seen = newReplayCache(cfg.ReplayCacheSize, cfg.ReplayCachePerPrincipal, d.maxAge+2*d.leeway, d.now())
 	return d, nil
 }
 

@@ -51,15 +51,19 @@ const (
 	replayFloor   = "the DPoP proof is older than proofs this server had to forget for this principal (too many live proofs); make a new proof"
 )
 
-func newReplayCache(max, perMax int, life time.Duration, start time.Time) *replayCache {
-	if max <= 0 {
-		max = 100000
+// newReplayCache holds size proofs (0: 100,000), perMax per principal
+// (0: a tenth of size), each for life after its iat; proofs issued before
+// start's second are refused.
+func newReplayCache(size, perMax int, life time.Duration, start time.Time) *replayCache {
+	if size <= 0 {
+		size = 100000
 	}
-	if perMax <= 0 || perMax > max {
-		perMax = max
+	if perMax <= 0 {
+		perMax = max(1, size/10)
 	}
+	perMax = min(perMax, size)
 	return &replayCache{seen: map[[32]byte]time.Time{}, parts: map[string]*replayPart{},
-		max: max, perMax: perMax, life: life, start: start.Truncate(time.Second)}
+		max: size, perMax: perMax, life: life, start: start.Truncate(time.Second)}
 }
 
 // check reports why the proof k of name issued at iat would be refused,

@@ -77,6 +77,18 @@ func TestDPoPReplayCacheBounded(t *testing.T) {
 	}
 }
 
+// TestDPoPReplayCacheDefaults: without settings the cache holds 100,000
+// proofs, 10,000 per principal.
+func TestDPoPReplayCacheDefaults(t *testing.T) {
+	f := newDPoPFixture(t, DPoPConfig{})
+	if c := f.j.dpop.seen; c.max != 100000 || c.perMax != 10000 {
+		t.Fatalf("defaults: %d in all, %d per principal; want 100000 and 10000", c.max, c.perMax)
+	}
+	if c := newReplayCache(5, 0, time.Minute, time.Now()); c.perMax != 1 {
+		t.Fatalf("a cache of 5: %d per principal, want 1", c.perMax)
+	}
+}
+
 // TestDPoPReplayAfterRestart (issue 36, 6): a proof used before the
 // server started is refused after it, within its window: a restart
 // forgets the jti cache, so nothing issued before it is accepted. A
