@@ -41,7 +41,7 @@ func TestMayHold(t *testing.T) {
 	}{
 		{`{"content":[]}`, false},
 		{`{"content":[],"task":{}}`, true},
-		{`{"content":[],"t\u0061sk":{}}`, true},     // an escaped name
+		{`{"content":[],"t\u0061sk":{}}`, true},      // an escaped name
 		{`{"content":[{"text":"caf\u00e9"}]}`, true}, // any escape is a maybe
 		{`{"content":[{"text":"a task"}]}`, false},   // the word, not the quoted name
 		{`{"content":[{"text":"back\\slash"}]}`, false},
