@@ -110,8 +110,6 @@ var layers = []layer{
 		forbidden: []string{mod + "/transport"}},
 	{rule: "internal/guestbuild knows nothing of every other wasmcp package", roots: []string{"./internal/guestbuild"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/guestbuild"}},
-	{rule: "internal/jsbuild knows nothing of every wasmcp package but internal/guestbuild", roots: []string{"./internal/jsbuild/..."},
-		forbidden: everyOther, allowed: []string{mod + "/internal/jsbuild", mod + "/internal/guestbuild"}},
 	{rule: "internal/testkit/e2e knows nothing of every wasmcp package but guestbuild", roots: []string{"./internal/testkit/e2e"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/e2e", mod + "/internal/guestbuild"}},
 	{rule: "internal/testkit/redistest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/redistest"},

@@ -29,6 +29,7 @@ var deliberateBinaries = map[string]string{
 	// serve it without a C tool chain; examples/c checks it is what
 	// wordcount.c builds (build.sh beside it).
 	"examples/c/wordcount/wordcount.wasm": "C example, built by examples/c/wordcount/build.sh",
+	"guest-sdk/js/quickjs/runner.wasm":    "the JavaScript runner, built by guest-sdk/js/quickjs/build.sh",
 	// Hand-written guests for the hostile battery (tests/hostile): each is
 	// wat2wasm of the .wat beside it.
 	"tests/hostile/guests/gated.wasm":       "wat2wasm gated.wat",

@@ -4,7 +4,7 @@
 # side by side, on this machine (issue 29; compare.sh does the same for
 # word_count against the Go SDKs).
 #
-# Builds wasmcp, mcpload, the JavaScript runner and bench/echoreactor,
+# Builds wasmcp, mcpload and bench/echoreactor,
 # installs bench/nodesdk with `npm ci` (its package-lock.json pins
 # @modelcontextprotocol/server 2.4.0), then serves the echo tool of the
 # reference tool sets (the text back as text and as structured content)
@@ -50,10 +50,7 @@ echo "building into $work ..."
 mkdir -p "$work/tools-ts" "$work/tools-gor" "$work/runner"
 (cd "$root/bench/echoreactor" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o "$work/tools-gor/echo.wasm" .)
 case " $SERVERS " in *" wasmcp+TS "*)
-	# The runner as examples/reference/javascript/build.sh builds it; a
-	# wasmcp that embeds its own ignores WASMCP_JS_RUNNER only if it says so.
-	(cd "$root/guest-sdk/js/runner" && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o "$work/runner/runner.wasm" .)
-	export WASMCP_JS_RUNNER=$work/runner/runner.wasm
+	# The runner is the one wasmcp embeds (guest-sdk/js/quickjs).
 	mkdir -p "$work/probe"
 	cp "$root/bench/scripts/echo.ts" "$work/probe/"
 	if "$work/wasmcp" check "$work/probe/echo.ts" >"$work/probe.log" 2>&1; then
@@ -62,7 +59,7 @@ case " $SERVERS " in *" wasmcp+TS "*)
 		echo "note: this wasmcp does not serve echo.ts ($(tail -1 "$work/probe.log")): serving echo.js"
 		cp "$root/bench/scripts/echo.js" "$work/tools-ts/"
 	fi
-	echo "wasmcp+TS serves $(ls "$work/tools-ts"), runner $(wc -c <"$work/runner/runner.wasm") bytes" ;;
+	echo "wasmcp+TS serves $(ls "$work/tools-ts"), runner $(wc -c <"$root/guest-sdk/js/quickjs/runner.wasm") bytes" ;;
 esac
 case " $SERVERS " in *" node-sdk "*)
 	cp "$root/bench/nodesdk/package.json" "$root/bench/nodesdk/package-lock.json" "$root/bench/nodesdk/server.mjs" "$work/"

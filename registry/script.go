@@ -13,7 +13,7 @@ import (
 )
 
 // Script files: a NAME.js or NAME.ts file in the tools directory is a
-// module whose bytes are the JavaScript runner's (guest-sdk/js/runner)
+// module whose bytes are the JavaScript runner's (guest-sdk/js/quickjs)
 // followed by a custom section naming the script (ScriptSection: the
 // SHA-256 of its name and JavaScript), so the module's hash — and with it
 // the description cache and the snapshot key — covers runner and script.

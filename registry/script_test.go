@@ -7,35 +7,26 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/guest-sdk/js/quickjs"
 	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
-// runnerOnce builds the JavaScript runner (guest-sdk/js/runner) once per
-// test binary and makes it the registry's.
-var runnerOnce = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "wasmcp-jsrunner")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "runner.wasm")
-	if err := guestbuild.Build(context.Background(), "../guest-sdk/js/runner", out); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(out)
-})
-
+// useRunner makes the committed JavaScript runner (guest-sdk/js/quickjs)
+// the registry's, or the module named by $WASMCP_JS_RUNNER, to compare
+// another runner side by side.
 func useRunner(tb testing.TB) []byte {
 	tb.Helper()
-	wasm, err := runnerOnce()
-	if err != nil {
-		tb.Skip("cannot build the JavaScript runner: ", err)
+	wasm := quickjs.Runner
+	if p := os.Getenv("WASMCP_JS_RUNNER"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		wasm = b
 	}
 	SetScriptTools(ScriptTools{Runner: func() ([]byte, error) { return wasm, nil }})
 	return wasm

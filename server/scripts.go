@@ -5,12 +5,12 @@ import (
 	"os"
 	"sync"
 
-	"github.com/wasmcp/wasmcp/internal/jsbuild"
+	"github.com/wasmcp/wasmcp/guest-sdk/js/quickjs"
 	"github.com/wasmcp/wasmcp/registry"
 )
 
-// runnerEnv names a JavaScript runner module (built from
-// guest-sdk/js/runner) that script files run on, in place of the one built
+// runnerEnv names a JavaScript runner module (built by
+// guest-sdk/js/quickjs/build.sh) that script files run on, in place of the one built
 // into wasmcp: for work on the runner itself.
 const runnerEnv = "WASMCP_JS_RUNNER"
 
@@ -19,11 +19,11 @@ func init() {
 }
 
 // runner is the runner named by $WASMCP_JS_RUNNER (read once), or else
-// the built-in one (internal/jsbuild).
+// the built-in one (guest-sdk/js/quickjs).
 var runner = sync.OnceValues(func() ([]byte, error) {
 	path := os.Getenv(runnerEnv)
 	if path == "" {
-		return jsbuild.Runner()
+		return quickjs.Runner, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -13,28 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
 
 // Scripts (issue 29): a .js file in the tools directory is a module run on
-// the JavaScript runner (guest-sdk/js/runner). These tests hold a script
+// the JavaScript runner (guest-sdk/js/quickjs). These tests hold a script
 // to the walls every guest meets — the deadline, the memory cap, a clear
-// tool error — and its load errors to a clear message with the file,
-// line and column.
-
-var jsRunner built[string]
-
-// jsRunnerWasm builds the runner once and points wasmcp at it
-// (WASMCP_JS_RUNNER, until wasmcp embeds its own).
-func jsRunnerWasm(t *testing.T) {
-	t.Helper()
-	path := jsRunner.get(t, func() (string, error) {
-		out := filepath.Join(workDir, "jsrunner", "runner.wasm")
-		return out, guestbuild.Build(context.Background(), "../guest-sdk/js/runner", out)
-	})
-	t.Setenv("WASMCP_JS_RUNNER", path)
-}
+// tool error — and its load errors to a clear message with the file and
+// line.
 
 // wallsScript has one tool per wall a call can hit.
 const wallsScript = `const { McpServer } = require("wasmcp");
@@ -47,6 +32,7 @@ server.registerTool("later", {}, () => new Promise((resolve) => setTimeout(() =>
 server.registerTool("fails", {}, async () => { throw new RangeError("out of range"); });
 server.registerTool("random", {}, () => crypto.randomUUID() + " " + Math.random());
 server.registerTool("logs", {}, () => { console.log("to the log"); return "logged"; });
+server.registerTool("logfn", {}, (args, ctx) => { ctx.log("info", () => 1); return "ok"; });
 `
 
 // jsCall runs wasmcp call on a script and returns its combined output.
@@ -59,13 +45,12 @@ func jsCall(t *testing.T, script, tool string) (string, error) {
 }
 
 func TestScriptWalls(t *testing.T) {
-	jsRunnerWasm(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "walls.js")
 	if err := os.WriteFile(script, []byte(wallsScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "walls.policy.toml"), []byte("timeout = \"3s\"\nmemory = \"96MiB\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "walls.policy.toml"), []byte("timeout = \"10s\"\nmemory = \"96MiB\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -81,6 +66,9 @@ func TestScriptWalls(t *testing.T) {
 		{"fails", false, "RangeError: out of range"},
 		{"random", true, `"text": "`},
 		{"logs", true, `line="to the log"`},
+		// A log of a value JSON cannot encode sends its text (it sent the
+		// bytes of "undefined" as a Go slice).
+		{"logfn", true, `"data":"() => 1"`},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			out, err := jsCall(t, script, c.tool)
@@ -109,15 +97,36 @@ func TestScriptWalls(t *testing.T) {
 	}
 }
 
+// TestScriptMemoryCap: a script that keeps 1 MiB strings ends at its
+// memory cap with an out-of-memory error, long before the deadline (it
+// was ended by the 60 s deadline).
+func TestScriptMemoryCap(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "strings.js")
+	src := `const { McpServer } = require("wasmcp");
+const server = new McpServer({ name: "strings", version: "1.0.0" });
+server.registerTool("strings", {}, () => { const s = "x".repeat(1 << 20); const keep = []; for (let i = 0; ; i++) keep.push(s + i); });
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "strings.policy.toml"), []byte("timeout = \"60s\"\nmemory = \"64MiB\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := jsCall(t, script, "strings")
+	if err == nil || !strings.Contains(out, "InternalError: out of memory") {
+		t.Errorf("wasmcp call strings: err %v, want the out-of-memory error:\n%s", err, out)
+	}
+}
+
 func TestScriptLoadErrors(t *testing.T) {
-	jsRunnerWasm(t)
 	dir := t.TempDir()
 	for name, c := range map[string]struct{ src, want string }{
 		"throws.js": {"const { McpServer } = require(\"wasmcp\");\nnew McpServer({ name: \"t\" });\nthrow new Error(\"no config\");\n",
-			"the script's top level threw: throws.js:3:7: Error: no config"},
+			"the script's top level threw: throws.js:3: Error: no config"},
 		"twice.js": {"const { McpServer } = require(\"wasmcp\");\nconst s = new McpServer({ name: \"t\" });\ns.registerTool(\"a\", {}, () => \"a\");\ns.registerTool(\"a\", {}, () => \"b\");\n",
 			"twice.js:4:"},
-		"syntax.js": {"const x = ;\n", "syntax.js:1:11: syntax error"},
+		"syntax.js": {"const x = ;\n", "syntax.js:1: syntax error"},
 		"empty.js":  {"// nothing\n", "the script registers nothing"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -137,7 +146,6 @@ func TestScriptLoadErrors(t *testing.T) {
 // policy's allow-list and its secret header, which the script never sees
 // — and an await on it settles the handler's promise.
 func TestScriptFetch(t *testing.T) {
-	jsRunnerWasm(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Kind", "json")
 		fmt.Fprintf(w, `{"token":%t,"method":%q}`, r.Header.Get("X-Token") == "s3cr3t-value", r.Method)
@@ -179,7 +187,6 @@ server.registerTool("denied", {}, async () => { await fetch("http://127.0.0.1:1/
 // naming FILE:LINE:COL, and a script over MaxScriptBytes is refused before
 // the transform sees it.
 func TestScriptTypeScript(t *testing.T) {
-	jsRunnerWasm(t)
 	dir := t.TempDir()
 	ok := "import { McpServer } from \"wasmcp\";\ninterface Args { n: number }\nconst s = new McpServer({ name: \"t\", version: \"1\" });\ns.registerTool(\"a\", {}, (_: Args): string => \"typed \" + (1 as number));\n"
 	if err := os.WriteFile(filepath.Join(dir, "typed.ts"), []byte(ok), 0o644); err != nil {
@@ -209,7 +216,6 @@ func TestScriptTypeScript(t *testing.T) {
 // TestScriptReload: saving a .ts file in a served tools directory reloads
 // that tool — the list changes, and calls answer from the new script.
 func TestScriptReload(t *testing.T) {
-	jsRunnerWasm(t)
 	dir := t.TempDir()
 	src := func(v string) []byte {
 		return []byte("import { McpServer } from \"wasmcp\";\nconst s = new McpServer({ name: \"r\", version: \"1\" });\ns.registerTool(\"version\", { description: \"" + v + "\" }, (): string => \"" + v + "\");\n")

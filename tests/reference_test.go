@@ -51,11 +51,6 @@ func TestReferenceToolSets(t *testing.T) {
 		lang := filepath.Base(filepath.Dir(script))
 		t.Run(lang, func(t *testing.T) {
 			dir, wasm := buildReference(t, script)
-			if runner := filepath.Join(dir, "runner", "runner.wasm"); fileExists(runner) {
-				// A script's set: wasmcp runs it on the runner the
-				// build made.
-				t.Setenv("WASMCP_JS_RUNNER", runner)
-			}
 			t.Run("check", func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()

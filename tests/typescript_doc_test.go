@@ -30,7 +30,6 @@ func TestDocTypeScript(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is needed to run the shell blocks of docs/typescript.md")
 	}
-	jsRunnerWasm(t)
 	root, err := guestbuild.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)

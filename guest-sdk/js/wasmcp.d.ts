@@ -1,4 +1,4 @@
-// Types of the wasmcp JavaScript runner's API (guest-sdk/js/runner): the
+// Types of the wasmcp JavaScript runner's API (guest-sdk/js/quickjs): the
 // module "wasmcp" and the globals a script may use. Put this file beside
 // your tools (or point "paths" in tsconfig.json at it) so that an editor
 // type-checks `import { McpServer } from "wasmcp"`. A .d.ts file in the

@@ -1,9 +1,8 @@
 #!/bin/sh
 # "Builds" the TypeScript reference tool set: a script needs no build, so
-# this copies reference.ts into OUTDIR. wasmcp strips its types in its
-# sandboxed transform guest at load and runs it on the JavaScript runner it
-# embeds (internal/jsbuild), or builds both on first use when they were not
-# generated. Usage: ./build.sh OUTDIR
+# this copies reference.ts into OUTDIR. wasmcp strips its types at load
+# and runs it on the JavaScript runner it embeds (guest-sdk/js/quickjs).
+# Usage: ./build.sh OUTDIR
 set -eu
 if [ $# -ne 1 ]; then
 	echo "usage: $0 OUTDIR" >&2

@@ -16,12 +16,10 @@
 // (output discarded, -host=false skips it), so that the go run
 // ./cmd/wasmcp that follows it in the README finds every package built.
 //
-// First it runs what `go generate ./internal/jsbuild` runs (when -src is
-// the default): it builds the JavaScript runner into
-// internal/jsbuild/embed, so that a wasmcp built after it
-// (`go run ./cmd/wasmcp serve --tools examples/wasm/bin`) serves .js and
-// .ts tools with nothing else installed; the example scripts in
-// examples/js are copied into the output directory.
+// With the default -src the example scripts in examples/js are copied
+// into the output directory: wasmcp serves them on the JavaScript runner
+// it embeds (guest-sdk/js/quickjs, committed), with nothing else
+// installed.
 package main
 
 import (
@@ -34,7 +32,6 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
-	"github.com/wasmcp/wasmcp/internal/jsbuild"
 )
 
 func main() {
@@ -55,13 +52,6 @@ func main() {
 			fail(err)
 		}
 		if *src == "" {
-			embed := filepath.Join(root, "internal", "jsbuild", "embed")
-			if err := step("building the JavaScript runner and TypeScript transform", nil, func() error {
-				return jsbuild.Generate(ctx, root, embed)
-			}); err != nil {
-				fail(err)
-			}
-			fmt.Printf("built %-10s %s (embedded by the next build of wasmcp)\n", "js", embed)
 			if *out == "" {
 				*out = filepath.Join(root, "examples", "wasm", "bin")
 			}
