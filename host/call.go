@@ -235,6 +235,14 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 			}
 		}
 	}
+	if state := code.snap.state; state != nil {
+		if err := applyState(mod, state); err != nil {
+			if be := mem.budgetError(m.name); be != nil {
+				return nil, be
+			}
+			return nil, &GuestError{Module: m.name, Kind: KindTrap, Msg: "could not be given its snapshot: " + err.Error(), Err: err}
+		}
+	}
 	err = c.run(mod)
 	if st != nil {
 		st.Run = time.Since(t0)

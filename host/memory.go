@@ -88,16 +88,28 @@ func putBuf(p *pooledBuf) {
 type imagePool struct {
 	ranges [][2]uint64 // sorted, disjoint [start, end) of memory 0
 	pool   sync.Pool   // *pooledBuf, zero outside ranges
+	// size, for a split snapshot (snapshot.state), is the size its memory
+	// grows to before the guest runs: buffers are taken at that size and
+	// handed out shorter, so the growth only reslices.
+	size uint64
 }
 
 // get returns a buffer for a memory of size bytes, zero outside the
 // ranges, or nil.
 func (ip *imagePool) get(size uint64) *pooledBuf {
+	want := max(size, ip.size)
 	p, _ := ip.pool.Get().(*pooledBuf)
 	if p == nil {
-		return nil
+		if ip.size <= size {
+			return nil
+		}
+		if p = getBuf(want); p == nil {
+			return nil
+		}
+		p.b = p.b[:size]
+		return p
 	}
-	if p.class != memClass(size) {
+	if p.class != memClass(want) {
 		// Another initial size than the one it was kept for: never for
 		// one code, but keep the invariant of memPools if it happens.
 		ip.clearRanges(p.b[:cap(p.b)])
@@ -245,7 +257,8 @@ type linearMemory struct {
 
 // Reallocate implements experimental.LinearMemory: it grows the memory to
 // size bytes, in place when the buffer's capacity allows (those bytes are
-// zero), else into a buffer of the next class.
+// zero, but for a split snapshot's image ranges, which applyState writes
+// before the guest runs), else into a buffer of the next class.
 func (m *linearMemory) Reallocate(size uint64) []byte {
 	if size > m.max {
 		return nil
@@ -257,6 +270,11 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 	force := m.cur == nil
 	var p *pooledBuf
 	if c := memClass(size); c >= 0 {
+		if m.cur == nil && m.image != nil && m.image.size > size {
+			// A split snapshot's memory: its buffer is taken at the
+			// size the image grows it to, and paid for now.
+			c = memClass(m.image.size)
+		}
 		if !m.a.pay(1<<(minMemClass+c), size, force) {
 			return nil
 		}

@@ -377,6 +377,12 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
 		if x.snap.data != nil {
 			c.image = &imagePool{ranges: x.snap.data}
+			if st := x.snap.state; st != nil && memClass(uint64(st.Pages)*65536) >= 0 {
+				// Memory 0 starts at the code's one page and grows to the
+				// image's size before the guest runs: its buffer is taken
+				// at that size, so the growth copies nothing.
+				c.image.size = uint64(st.Pages) * 65536
+			}
 		}
 	}
 	ok := false

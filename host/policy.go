@@ -35,6 +35,13 @@ type Policy struct {
 	// module keeps); 0 is DefaultSnapshotMaxMemory. A start-up that keeps
 	// more runs as a plain reactor, with a log line saying why.
 	SnapshotMaxMemory int64
+	// SharedCode compiles the module's snapshot as code apart from its
+	// state (wasmrewrite.Split): every module whose snapshots split into
+	// the same code (scripts on one JavaScript runner) shares one
+	// compilation, and each call's instance is given its module's state
+	// (memory image and globals) before it runs. For modules that differ
+	// only in what their start-up read (the environment).
+	SharedCode bool
 	// DiscardStderr drops the guest's stderr instead of logging it.
 	DiscardStderr bool
 	// Mode says whether the module is a wasmcp guest or an MCP server;

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -92,6 +93,38 @@ type snapshot struct {
 	// instantiation (wasmrewrite.DataRanges), nil when unknown: the
 	// bytes a call's memory may keep dirty in its pool (memory.go).
 	data [][2]uint64
+	// state, for a module with Policy.SharedCode, is what each instance
+	// of its code (the snapshot without its state) is given before it
+	// runs (applyState); nil: the state is in the code's module.
+	state *wasmrewrite.State
+}
+
+// applyState gives an instance of a split snapshot's code its state: the
+// memory grown to the image's size, the image's bytes written, the mutable
+// globals set. It runs before any guest code.
+func applyState(mod api.Module, st *wasmrewrite.State) error {
+	mem := mod.Memory()
+	if mem == nil {
+		return errors.New("it has no memory")
+	}
+	if cur := mem.Size() / 65536; st.Pages > cur {
+		if _, ok := mem.Grow(st.Pages - cur); !ok {
+			return fmt.Errorf("its memory could not grow to the snapshot's %d pages", st.Pages)
+		}
+	}
+	for _, s := range st.Segments {
+		if !mem.Write(s.Offset, s.Bytes) {
+			return errors.New("the snapshot's image is outside its memory")
+		}
+	}
+	for _, g := range st.Globals {
+		mg, ok := mod.ExportedGlobal(g.Export).(api.MutableGlobal)
+		if !ok {
+			return fmt.Errorf("global %d is not settable", g.Index)
+		}
+		mg.Set(g.Value)
+	}
+	return nil
 }
 
 // hostVersion names the host's build for snapshot keys: its module
@@ -459,16 +492,27 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 	var snap snapshot
 	if want && why == "" {
 		s, info, err := e.snapshotOf(wait, ctx, m, wasm)
+		var split []byte
+		if err == nil && m.policy.SharedCode {
+			// The state apart: modules whose snapshots split into the
+			// same code share its compilation (wazero keeps one copy of
+			// a module's machine code per runtime).
+			split, info.state, err = wasmrewrite.Split(s)
+		}
 		if err == nil {
 			id := validatedID(m, &info)
-			r, code, interrupt, cerr := compile(s, validated == id)
+			w := s
+			if split != nil {
+				w, id = split, "split "+hexSum(split)
+			}
+			r, code, interrupt, cerr := compile(w, validated == id)
 			if cerr == nil {
 				info.extra = int64(len(s) - len(wasm))
 				if ranges, ok, _ := wasmrewrite.DataRanges(s); ok {
 					info.data = ranges
 				}
 				e.log.Info("module runs from a snapshot", "module", m.name, "cached", info.cached,
-					"snapshot", FormatBytes(int64(len(s))), "took", info.took.Round(time.Millisecond))
+					"snapshot", FormatBytes(int64(len(s))), "took", info.took.Round(time.Millisecond), "shared_code", split != nil)
 				return r, code, interrupt, info, id, nil
 			}
 			if r == nil {

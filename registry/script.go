@@ -113,6 +113,9 @@ func withScriptEnv(p host.Policy, env []host.EnvVar) host.Policy {
 		}
 	}
 	p.Env = append(out, env...)
+	// Every script's snapshot splits into the runner's code: one
+	// compilation serves them all.
+	p.SharedCode = true
 	return p
 }
 

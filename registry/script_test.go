@@ -60,6 +60,58 @@ func TestScriptNames(t *testing.T) {
 	}
 }
 
+// TestScriptsShareCode: scripts run from snapshots split from the runner's
+// code (host.Policy.SharedCode), each call's instance given its own
+// script's state: two scripts loaded in one engine each answer with their
+// own tool, call after call, interleaved.
+func TestScriptsShareCode(t *testing.T) {
+	useRunner(t)
+	dir := t.TempDir()
+	e, err := host.NewEngine(host.Config{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), InstrumentLoops: true,
+		SnapshotTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	var mods []*host.Module
+	for _, name := range []string{"one", "two"} {
+		src := `const { McpServer } = require("wasmcp");
+const server = new McpServer({ name: "` + name + `", version: "1.0.0" });
+let calls = 0;
+server.registerTool("who", {}, () => "` + name + ` " + (++calls));
+`
+		script := filepath.Join(dir, name+".js")
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := LoadFile(context.Background(), e, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used, why := m.Snapshot(); !used {
+			t.Fatalf("%s runs without a snapshot: %s", name, why)
+		}
+		if !m.Policy().SharedCode {
+			t.Fatalf("%s: its policy does not share the runner's code", name)
+		}
+		mods = append(mods, m)
+	}
+	for i := 0; i < 3; i++ {
+		for j, m := range mods {
+			r, err := m.Call(context.Background(), abi.MethodToolsCall, []byte(`{"name":"who","arguments":{}}`), nil)
+			if err != nil || r.Error != nil {
+				t.Fatalf("call: %v %v", err, r)
+			}
+			// A fresh instance per call: the counter starts from the
+			// snapshot's 0 every time.
+			want := []string{"one 1", "two 1"}[j]
+			if !strings.Contains(string(r.Result), `"text":"`+want+`"`) {
+				t.Fatalf("call %d of %s answered %s, want %q", i, []string{"one", "two"}[j], r.Result, want)
+			}
+		}
+	}
+}
+
 // BenchmarkScriptEcho is one tools/call of a JavaScript echo tool in a
 // fresh instance from the script's snapshot, as wasmcp serve runs it
 // (compare host's BenchmarkWordCount/go-reactor):
