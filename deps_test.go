@@ -98,6 +98,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/cmd/wasmcp/internal/scaffold"}},
 	{rule: "cmd/wasmcp/internal/flagconf knows nothing of every wasmcp package", roots: []string{"./cmd/wasmcp/internal/flagconf"},
 		forbidden: everyOther, allowed: []string{mod + "/cmd/wasmcp/internal/flagconf"}},
+	{rule: "cmd/wasmcp/internal/status knows nothing of every wasmcp package", roots: []string{"./cmd/wasmcp/internal/status"},
+		forbidden: everyOther, allowed: []string{mod + "/cmd/wasmcp/internal/status"}},
 	{rule: "server knows nothing of the command line (cmd/...)", roots: []string{"./server"},
 		forbidden: []string{mod + "/cmd"}},
 	{rule: "the packages under server know nothing of it, and nothing of the commands", roots: []string{"./auth/...", "./contract/...",
