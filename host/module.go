@@ -21,6 +21,7 @@ import (
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/internal/schema"
+	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 	"github.com/wasmcp/wasmcp/skills"
 )
 
@@ -326,44 +327,9 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 	if err := e.mem.fits(cost); err != nil {
 		return nil, fail("%v", err)
 	}
-	// wazero cannot stop a compilation: a caller whose context ends stops
-	// waiting (so a signal always ends the process), the compilation ends
-	// on its own and its code is closed.
-	type result struct {
-		r         wazero.Runtime
-		code      wazero.CompiledModule
-		interrupt bool
-		err       error
-		snap      snapshot
-		id        string
-	}
-	validated := m.slot.validatedID()
-	ch := make(chan result, 1)
-	e.active.Add(1)
-	go func() {
-		defer e.active.Add(-1)
-		done := e.slowLog(name)
-		defer done()
-		var x result
-		if e.beforeBuild != nil {
-			x.err = e.beforeBuild(name, t)
-		}
-		if x.err == nil {
-			x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated, t == tierInterp)
-		}
-		e.built.Add(1)
-		ch <- x
-	}()
-	var x result
-	select {
-	case x = <-ch:
-	case <-ctx.Done():
-		go func() {
-			if x := <-ch; x.code != nil {
-				_ = x.code.Close(context.Background())
-			}
-		}()
-		return nil, fmt.Errorf("compiling module %s: %w", name, context.Cause(ctx))
+	x, err := e.compileInPool(ctx, m, wasm, t)
+	if err != nil {
+		return nil, err
 	}
 	r, code, interrupt, err := x.r, x.code, x.interrupt, x.err
 	if r == nil {
@@ -385,44 +351,92 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 			}
 		}
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = code.Close(ctx)
+	if err := e.checkCompiled(c, info, m.policy.Limits); err != nil {
+		_ = code.Close(ctx)
+		return nil, fail("%v", err)
+	}
+	return c, nil
+}
+
+// buildResult is what a compilation in the pool hands back.
+type buildResult struct {
+	r         wazero.Runtime
+	code      wazero.CompiledModule
+	interrupt bool
+	err       error
+	snap      snapshot
+	id        string
+}
+
+// compileInPool compiles wasm (with its snapshot, compileSnapshot) in a
+// goroutine of its own. wazero cannot stop a compilation: a caller whose
+// context ends stops waiting (so a signal always ends the process) with
+// an error, the compilation ends on its own and its code is closed.
+func (e *Engine) compileInPool(ctx context.Context, m *Module, wasm []byte, t tier) (buildResult, error) {
+	name := m.name
+	validated := m.slot.validatedID()
+	ch := make(chan buildResult, 1)
+	e.active.Add(1)
+	go func() {
+		defer e.active.Add(-1)
+		done := e.slowLog(name)
+		defer done()
+		var x buildResult
+		if e.beforeBuild != nil {
+			x.err = e.beforeBuild(name, t)
 		}
+		if x.err == nil {
+			x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated, t == tierInterp)
+		}
+		e.built.Add(1)
+		ch <- x
 	}()
+	select {
+	case x := <-ch:
+		return x, nil
+	case <-ctx.Done():
+		go func() {
+			if x := <-ch; x.code != nil {
+				_ = x.code.Close(context.Background())
+			}
+		}()
+		return buildResult{}, fmt.Errorf("compiling module %s: %w", name, context.Cause(ctx))
+	}
+}
+
+// checkCompiled checks the compiled module's imports (WASI only, no
+// memory) and exports (an entry point, its memory), and that the call's
+// prepaid memory (its initial memory and a first step of growth, so that
+// a small call does not fail on its first pages) fits the engine's
+// budget, which it adds to c.cost.
+func (e *Engine) checkCompiled(c *compiled, info *wasmrewrite.Info, limits Limits) error {
+	code := c.code
 	for _, f := range code.ImportedFunctions() {
 		mod, fn, _ := f.Import()
 		if mod != "wasi_snapshot_preview1" {
-			return nil, fail("imports %s.%s; a v%d guest may import only wasi_snapshot_preview1", mod, fn, abi.Version)
+			return fmt.Errorf("imports %s.%s; a v%d guest may import only wasi_snapshot_preview1", mod, fn, abi.Version)
 		}
 	}
 	if len(code.ImportedMemories()) > 0 {
-		return nil, fail("imports its memory; a guest must define and export its own")
+		return errors.New("imports its memory; a guest must define and export its own")
 	}
-	if err := checkImports(r, code, info); err != nil {
-		return nil, fail("%v", err)
+	if err := checkImports(c.runtime, code, info); err != nil {
+		return err
 	}
 	exports := code.ExportedFunctions()
 	if _, ok := exports[abi.ReactorEntry]; ok {
 		c.reactor = true
 		_, c.init = exports["_initialize"]
 	} else if _, ok := exports["_start"]; !ok {
-		return nil, fail("exports neither _start (command) nor %s (reactor)", abi.ReactorEntry)
+		return fmt.Errorf("exports neither _start (command) nor %s (reactor)", abi.ReactorEntry)
 	}
 	md, exported := code.ExportedMemories()["memory"]
 	if !exported {
-		return nil, fail(`does not export its memory as "memory"`)
+		return errors.New(`does not export its memory as "memory"`)
 	}
-	// A call is admitted with its initial memory and a first step of
-	// growth, so that a small call does not fail on its first pages.
-	c.prepaid = min(int64(md.Min())*65536+growthStep, int64(m.policy.Limits.memoryPages())*65536)
+	c.prepaid = min(int64(md.Min())*65536+growthStep, int64(limits.memoryPages())*65536)
 	c.cost += c.prepaid
-	if err := e.mem.fits(c.cost); err != nil {
-		return nil, fail("%v", err)
-	}
-	ok = true
-	return c, nil
+	return e.mem.fits(c.cost)
 }
 
 // describe finds the module's description: custom section, then the
