@@ -94,7 +94,7 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 func (s *Server) Run(ctx context.Context) error {
 	defer close(s.stopped)
 	var c cleanups
-	defer c.run()
+	defer func() { c.run() }() // the steps below add to c
 	if !heapfloor.FromEnvironment() {
 		c.add(heapfloor.Start(s.cfg.GCHeadroom).Stop)
 	}
