@@ -115,21 +115,21 @@ func TestAuthAPIKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys, "--metrics-addr", "127.0.0.1:0")
-	md := strings.TrimSuffix(s.url, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
-	checkRefused(t, s.url, "", 401, `Bearer resource_metadata="`+md+`"`)
-	checkRefused(t, s.url, "Bearer wrong-key", 401, `Bearer resource_metadata="`+md+`"`)
+	md := strings.TrimSuffix(s.URL, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
+	checkRefused(t, s.URL, "", 401, `Bearer resource_metadata="`+md+`"`)
+	checkRefused(t, s.URL, "Bearer wrong-key", 401, `Bearer resource_metadata="`+md+`"`)
 	x := httpDo(t, http.MethodGet, md, nil, "")
 	var meta struct {
 		Resource string `json:"resource"`
 	}
-	if x.status != 200 || json.Unmarshal([]byte(x.body), &meta) != nil || meta.Resource != s.url || x.header.Get("Access-Control-Allow-Origin") != "*" {
+	if x.status != 200 || json.Unmarshal([]byte(x.body), &meta) != nil || meta.Resource != s.URL || x.header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Fatalf("metadata: %d %s", x.status, x.body)
 	}
-	if x := httpDo(t, http.MethodPost, s.url+"?access_token=alice-key-1", withAuth(nil, ""), legacyInit); x.status != 400 {
+	if x := httpDo(t, http.MethodPost, s.URL+"?access_token=alice-key-1", withAuth(nil, ""), legacyInit); x.status != 400 {
 		t.Fatalf("query token: %d %s", x.status, x.body)
 	}
-	checkOwnership(t, s.url, "Bearer alice-key-1", "Bearer bob-key-2")
-	checkOwnership(t, s.url, "Bearer bob-key-2", "Bearer alice-key-1")
+	checkOwnership(t, s.URL, "Bearer alice-key-1", "Bearer bob-key-2")
+	checkOwnership(t, s.URL, "Bearer bob-key-2", "Bearer alice-key-1")
 	// The refusals above, counted by provider and reason (with --auth the
 	// metrics are on their own listener).
 	fams := scrape(t, metricsBase(t, s))
@@ -138,7 +138,7 @@ func TestAuthAPIKey(t *testing.T) {
 			t.Errorf("wasmcp_auth_refusals_total{provider=apikey,reason=%s} = %v, want %v", reason, got, want)
 		}
 	}
-	logs := s.stderr.String()
+	logs := s.Stderr.String()
 	if !strings.Contains(logs, "audit=auth") {
 		t.Fatalf("no audit line:\n%s", logs)
 	}
@@ -171,7 +171,7 @@ func TestAuthAPIKeyFileBrokenFailsClosed(t *testing.T) {
 	write(alice + bob)
 	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", keys, "--metrics-addr", "127.0.0.1:0")
 	status := func(key string) int {
-		return httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), legacyInit).status
+		return httpDo(t, http.MethodPost, s.URL, withAuth(nil, "Bearer "+key), legacyInit).status
 	}
 	if a, b := status("alice-key-1"), status("bob-key-2"); a != 200 || b != 200 {
 		t.Fatalf("before: alice %d, bob %d", a, b)
@@ -197,7 +197,7 @@ func TestAuthAPIKeyFileBrokenFailsClosed(t *testing.T) {
 	if got := value(fams, "wasmcp_auth_refusals_total", map[string]string{"provider": "apikey", "reason": "upstream"}); got != 3 {
 		t.Errorf("wasmcp_auth_refusals_total{provider=apikey,reason=upstream} = %v, want 3", got)
 	}
-	if logs := s.stderr.String(); !strings.Contains(logs, "refusing every credential") || strings.Contains(logs, "bob-key-2") {
+	if logs := s.Stderr.String(); !strings.Contains(logs, "refusing every credential") || strings.Contains(logs, "bob-key-2") {
 		t.Errorf("the log lacks the refusal reason or holds a key:\n%s", logs)
 	}
 }
@@ -212,10 +212,10 @@ func TestAuthBasic(t *testing.T) {
 	}
 	s := startHTTP(t, "--auth", "basic", "--auth-htpasswd", file)
 	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
-	checkRefused(t, s.url, "", 401, `Basic realm="wasmcp"`)
-	checkRefused(t, s.url, basic("alice", "pw-bob"), 401, `Basic realm="wasmcp"`)
-	checkRefused(t, s.url, basic("mallory", "pw-alice"), 401, `Basic realm="wasmcp"`)
-	checkOwnership(t, s.url, basic("alice", "pw-alice"), basic("bob", "pw-bob"))
+	checkRefused(t, s.URL, "", 401, `Basic realm="wasmcp"`)
+	checkRefused(t, s.URL, basic("alice", "pw-bob"), 401, `Basic realm="wasmcp"`)
+	checkRefused(t, s.URL, basic("mallory", "pw-alice"), 401, `Basic realm="wasmcp"`)
+	checkOwnership(t, s.URL, basic("alice", "pw-alice"), basic("bob", "pw-bob"))
 }
 
 func TestAuthForward(t *testing.T) {
@@ -238,9 +238,9 @@ func TestAuthForward(t *testing.T) {
 	}))
 	defer fa.Close()
 	s := startHTTP(t, "--auth", "forward", "--auth-forward-url", fa.URL+"/auth")
-	checkRefused(t, s.url, "", 401, `Bearer resource_metadata=`)
-	checkRefused(t, s.url, "Bearer session-eve", 401, `Bearer resource_metadata=`)
-	checkOwnership(t, s.url, "Bearer session-alice", "Bearer session-bob")
+	checkRefused(t, s.URL, "", 401, `Bearer resource_metadata=`)
+	checkRefused(t, s.URL, "Bearer session-eve", 401, `Bearer resource_metadata=`)
+	checkOwnership(t, s.URL, "Bearer session-alice", "Bearer session-bob")
 }
 
 func TestAuthJWT(t *testing.T) {
@@ -258,16 +258,16 @@ func TestAuthJWT(t *testing.T) {
 		}
 		return "Bearer " + out
 	}
-	md := `Bearer resource_metadata="` + strings.TrimSuffix(s.url, "/mcp") + `/.well-known/oauth-protected-resource/mcp", scope="mcp:tools"`
-	checkRefused(t, s.url, "", 401, md)
-	checkRefused(t, s.url, sign("alice", "https://elsewhere.example/mcp", "mcp:tools", time.Minute), 401, md+`, error="invalid_token"`)
-	checkRefused(t, s.url, sign("alice", s.url, "mcp:tools", -time.Minute), 401, md+`, error="invalid_token"`)
-	checkRefused(t, s.url, sign("alice", s.url, "other", time.Minute), 403, `Bearer resource_metadata=`)
-	x := httpDo(t, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource", nil, "")
+	md := `Bearer resource_metadata="` + strings.TrimSuffix(s.URL, "/mcp") + `/.well-known/oauth-protected-resource/mcp", scope="mcp:tools"`
+	checkRefused(t, s.URL, "", 401, md)
+	checkRefused(t, s.URL, sign("alice", "https://elsewhere.example/mcp", "mcp:tools", time.Minute), 401, md+`, error="invalid_token"`)
+	checkRefused(t, s.URL, sign("alice", s.URL, "mcp:tools", -time.Minute), 401, md+`, error="invalid_token"`)
+	checkRefused(t, s.URL, sign("alice", s.URL, "other", time.Minute), 403, `Bearer resource_metadata=`)
+	x := httpDo(t, http.MethodGet, strings.TrimSuffix(s.URL, "/mcp")+"/.well-known/oauth-protected-resource", nil, "")
 	if x.status != 200 || !strings.Contains(x.body, `"authorization_servers":["`+issuerURL+`"]`) {
 		t.Fatalf("metadata: %d %s", x.status, x.body)
 	}
-	checkOwnership(t, s.url, sign("alice", s.url, "mcp:tools", time.Minute), sign("bob", s.url, "mcp:tools other", time.Minute))
+	checkOwnership(t, s.URL, sign("alice", s.URL, "mcp:tools", time.Minute), sign("bob", s.URL, "mcp:tools other", time.Minute))
 }
 
 // TestAuthJWTKeyReplacedUnderSameKid is issue 25 item 11, end to end: an
@@ -308,7 +308,7 @@ func TestAuthJWTKeyReplacedUnderSameKid(t *testing.T) {
 	const floor = 50 * time.Millisecond
 	s := startHTTP(t, "--auth", "jwt", "--auth-issuer", issuerURL, "--auth-jwks-min-refresh", floor.String())
 	sign := func(k *rsa.PrivateKey, jti string) string {
-		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": issuerURL, "aud": s.url, "sub": "alice", "jti": jti,
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": issuerURL, "aud": s.URL, "sub": "alice", "jti": jti,
 			"iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()})
 		tok.Header["kid"] = "same"
 		tok.Header["typ"] = "at+jwt"
@@ -319,19 +319,19 @@ func TestAuthJWTKeyReplacedUnderSameKid(t *testing.T) {
 		return "Bearer " + out
 	}
 	old := newKey()
-	if x := httpDo(t, http.MethodPost, s.url, withAuth(nil, sign(old, "0")), legacyInit); x.status != 200 {
+	if x := httpDo(t, http.MethodPost, s.URL, withAuth(nil, sign(old, "0")), legacyInit); x.status != 200 {
 		t.Fatalf("the first key: %d %s", x.status, x.body)
 	}
 	for round := 1; round <= 5; round++ {
 		time.Sleep(2 * floor)
 		k := newKey()
 		for i := 0; i < 3; i++ {
-			if x := httpDo(t, http.MethodPost, s.url, withAuth(nil, sign(k, strconv.Itoa(round*10+i))), legacyInit); x.status != 200 {
+			if x := httpDo(t, http.MethodPost, s.URL, withAuth(nil, sign(k, strconv.Itoa(round*10+i))), legacyInit); x.status != 200 {
 				t.Fatalf("round %d, token %d of the key replaced under the same kid: %d %q %s", round, i, x.status, x.header.Get("WWW-Authenticate"), x.body)
 			}
 		}
 		time.Sleep(2 * floor)
-		checkRefused(t, s.url, sign(old, strconv.Itoa(round)), 401, `Bearer resource_metadata=`)
+		checkRefused(t, s.URL, sign(old, strconv.Itoa(round)), 401, `Bearer resource_metadata=`)
 		old = k
 	}
 }
@@ -385,7 +385,7 @@ func TestAuthJWTDPoP(t *testing.T) {
 			}
 			s := startHTTP(t, args...)
 			sign := func(jkt string) string {
-				cl := jwt.MapClaims{"iss": issuerURL, "aud": s.url, "sub": "alice", "iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()}
+				cl := jwt.MapClaims{"iss": issuerURL, "aud": s.URL, "sub": "alice", "iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()}
 				if jkt != "" {
 					cl["cnf"] = map[string]string{"jkt": jkt}
 				}
@@ -404,11 +404,11 @@ func TestAuthJWTDPoP(t *testing.T) {
 				if proof != "" {
 					h["DPoP"] = proof
 				}
-				return httpDo(t, http.MethodPost, s.url, h, body)
+				return httpDo(t, http.MethodPost, s.URL, h, body)
 			}
 			fresh := func(k *ecdsa.PrivateKey, tok string) string {
 				n++
-				return dpopProof(t, k, http.MethodPost, s.url, tok, "jti-"+strconv.Itoa(n))
+				return dpopProof(t, k, http.MethodPost, s.URL, tok, "jti-"+strconv.Itoa(n))
 			}
 			x := post("DPoP", bound, fresh(client, bound), legacyInit, nil)
 			sid := x.header.Get("Mcp-Session-Id")
@@ -439,7 +439,7 @@ func TestAuthJWTDPoP(t *testing.T) {
 			if required != (unbound.status == 401) {
 				t.Errorf("an unbound bearer token (required=%v): %d %q", required, unbound.status, unbound.header.Get("WWW-Authenticate"))
 			}
-			md := httpDo(t, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, "")
+			md := httpDo(t, http.MethodGet, strings.TrimSuffix(s.URL, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, "")
 			if !strings.Contains(md.body, `"dpop_signing_alg_values_supported":["ES256"`) || required != strings.Contains(md.body, `"dpop_bound_access_tokens_required":true`) {
 				t.Errorf("metadata: %s", md.body)
 			}
@@ -473,14 +473,14 @@ func TestAuthGrants(t *testing.T) {
 	}
 	s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
 	session := func(key string) map[string]string {
-		x := httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), legacyInit)
+		x := httpDo(t, http.MethodPost, s.URL, withAuth(nil, "Bearer "+key), legacyInit)
 		if x.status != 200 {
 			t.Fatalf("initialize: %d %s", x.status, x.body)
 		}
 		return withAuth(map[string]string{"Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}, "Bearer "+key)
 	}
 	list := func(h map[string]string) string {
-		x := httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		x := httpDo(t, http.MethodPost, s.URL, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 		var out struct {
 			Result struct{ Tools []struct{ Name string } }
 		}
@@ -506,7 +506,7 @@ func TestAuthGrants(t *testing.T) {
 		}
 	}
 	call := func(h map[string]string, tool string) string {
-		return sseData(httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"algorithm":"sha256","text":"sekrit-arg"}}}`).body)
+		return sseData(httpDo(t, http.MethodPost, s.URL, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"algorithm":"sha256","text":"sekrit-arg"}}}`).body)
 	}
 	denied, unknown := call(carol, "hash"), call(carol, "nosuch")
 	if strings.Replace(denied, "hash", "nosuch", 1) != unknown || !strings.Contains(denied, "Unknown tool") {
@@ -516,10 +516,10 @@ func TestAuthGrants(t *testing.T) {
 		t.Fatalf("bob's hash: %s", got)
 	}
 	waitFor(t, 5*time.Second, "the audit line", func() bool {
-		return strings.Contains(s.stderr.String(), "audit=call principal=bob module=codec method=tools/call name=hash outcome=ok")
+		return strings.Contains(s.Stderr.String(), "audit=call principal=bob module=codec method=tools/call name=hash outcome=ok")
 	})
-	if strings.Contains(s.stderr.String(), "sekrit-arg") {
-		t.Fatalf("an argument reached the log:\n%s", s.stderr)
+	if strings.Contains(s.Stderr.String(), "sekrit-arg") {
+		t.Fatalf("an argument reached the log:\n%s", s.Stderr)
 	}
 }
 
@@ -550,16 +550,16 @@ func TestAuthTaskOwnership(t *testing.T) {
 	s := startServe(t, "--tools", taskTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--auth", "apikey", "--auth-keys-file", keys)
 	session := func(key string) map[string]string {
-		x := httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer "+key), `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
+		x := httpDo(t, http.MethodPost, s.URL, withAuth(nil, "Bearer "+key), `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
 		if x.status != 200 {
 			t.Fatalf("initialize: %d %s", x.status, x.body)
 		}
 		h := withAuth(map[string]string{"Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}, "Bearer "+key)
-		httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		httpDo(t, http.MethodPost, s.URL, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		return h
 	}
 	call := func(h map[string]string, method, params string) string {
-		return sseData(httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`).body)
+		return sseData(httpDo(t, http.MethodPost, s.URL, h, `{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`).body)
 	}
 	alice, bob := session("ka"), session("kb")
 	var created struct {
@@ -611,9 +611,9 @@ func TestAuthExposePrincipal(t *testing.T) {
 			}
 		}
 		s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
-		x := httpDo(t, http.MethodPost, s.url, withAuth(nil, "Bearer alice-secret-key"), legacyInit)
+		x := httpDo(t, http.MethodPost, s.URL, withAuth(nil, "Bearer alice-secret-key"), legacyInit)
 		h := withAuth(map[string]string{"Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}, "Bearer alice-secret-key")
-		return sseData(httpDo(t, http.MethodPost, s.url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`).body)
+		return sseData(httpDo(t, http.MethodPost, s.URL, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`).body)
 	}
 	if got := whoami("[access]\nexpose_principal = true\n"); !strings.Contains(got, `{\"name\":\"alice\",\"scopes\":[\"mcp:tools\",\"admin\"]}`) || strings.Contains(got, "alice-secret-key") {
 		t.Fatalf("whoami with expose_principal: %s", got)
@@ -632,13 +632,13 @@ func TestAuthHTTP3(t *testing.T) {
 	}
 	s := startHTTP3(t, exampleTools(t), "--auth", "apikey", "--auth-keys-file", keys)
 	c := h3Client(t)
-	if x := h3Do(t, c, http.MethodPost, s.url, withAuth(nil, ""), legacyInit); x.status != 401 || !strings.HasPrefix(x.header.Get("WWW-Authenticate"), "Bearer resource_metadata=") {
+	if x := h3Do(t, c, http.MethodPost, s.URL, withAuth(nil, ""), legacyInit); x.status != 401 || !strings.HasPrefix(x.header.Get("WWW-Authenticate"), "Bearer resource_metadata=") {
 		t.Fatalf("no key over HTTP/3: %d %q", x.status, x.header.Get("WWW-Authenticate"))
 	}
-	if x := h3Do(t, c, http.MethodPost, s.url, withAuth(nil, "Bearer ka"), legacyInit); x.status != 200 || x.header.Get("Mcp-Session-Id") == "" {
+	if x := h3Do(t, c, http.MethodPost, s.URL, withAuth(nil, "Bearer ka"), legacyInit); x.status != 200 || x.header.Get("Mcp-Session-Id") == "" {
 		t.Fatalf("alice over HTTP/3: %d %s", x.status, x.body)
 	}
-	if x := h3Do(t, c, http.MethodGet, strings.TrimSuffix(s.url, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, ""); x.status != 200 || !strings.Contains(x.body, `"resource":"`+s.url+`"`) {
+	if x := h3Do(t, c, http.MethodGet, strings.TrimSuffix(s.URL, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, ""); x.status != 200 || !strings.Contains(x.body, `"resource":"`+s.URL+`"`) {
 		t.Fatalf("metadata over HTTP/3: %d %s", x.status, x.body)
 	}
 }

@@ -101,7 +101,7 @@ func TestSleepingCallsAtTheBudgetLeaveANeighbourServed(t *testing.T) {
 	r := c.request("tools/call", `{"name":"small_hello","arguments":{}}`, nil)
 	took := time.Since(start)
 	answers := wait()
-	peak := peakRSSMiB(t, s.cmd.Process.Pid)
+	peak := peakRSSMiB(t, s.Cmd.Process.Pid)
 	served := 0
 	for _, a := range answers {
 		if strings.Contains(a, "hello from slowstart") {
@@ -155,7 +155,7 @@ func TestDescribeWaitsForTheBudgetEndToEnd(t *testing.T) {
 	if r := c.request("tools/call", `{"name":"small_hello","arguments":{}}`, nil); !strings.Contains(r, "hello from small v1") {
 		t.Fatalf("the late module's call: %s", r)
 	}
-	log := s.stderr.String()
+	log := s.Stderr.String()
 	if strings.Contains(log, "module refused") {
 		t.Fatalf("a module was refused:\n%s", log)
 	}
@@ -207,7 +207,7 @@ func TestFifteenSecondSleepsAtTheDefaultBudget(t *testing.T) {
 		}
 	}
 	t.Logf("neighbour answered in %s: %.160s; %d of 28 sleepers served; peak RSS %d MiB; default budget %d MiB",
-		took.Round(time.Millisecond), r, served, peakRSSMiB(t, s.cmd.Process.Pid), host.DefaultMemoryBudget()>>20)
+		took.Round(time.Millisecond), r, served, peakRSSMiB(t, s.Cmd.Process.Pid), host.DefaultMemoryBudget()>>20)
 	if !strings.Contains(r, "hello from small v1") || took > 3*time.Second {
 		t.Fatalf("the neighbour beside 28 sleepers, after %s: %s", took, r)
 	}

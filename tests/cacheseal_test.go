@@ -35,9 +35,9 @@ func TestTamperedCacheDir(t *testing.T) {
 	if r := c.request("tools/call", `{"name":"small_hello","arguments":{}}`, nil); !strings.Contains(r, "hello from small v1") {
 		t.Fatalf("first run: %s", r)
 	}
-	s.stdin.Close()
+	s.Stdin.Close()
 	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	go func() { done <- s.Cmd.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -76,9 +76,9 @@ func TestTamperedCacheDir(t *testing.T) {
 		t.Fatalf("tools/list from a tampered cache: %s", list)
 	}
 	if r := c.request("tools/call", `{"name":"small_hello","arguments":{}}`, nil); !strings.Contains(r, "hello from small v1") {
-		t.Fatalf("call from a tampered cache: %s\n%s", r, s.stderr.String())
+		t.Fatalf("call from a tampered cache: %s\n%s", r, s.Stderr.String())
 	}
-	if !strings.Contains(s.stderr.String(), "cache entry damaged") {
-		t.Fatalf("the damage was not logged:\n%s", s.stderr.String())
+	if !strings.Contains(s.Stderr.String(), "cache entry damaged") {
+		t.Fatalf("the damage was not logged:\n%s", s.Stderr.String())
 	}
 }

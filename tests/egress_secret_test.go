@@ -115,7 +115,7 @@ headers = { Authorization = { from = "WASMCP_E2E_EGRESS_TOKEN", prefix = "Bearer
 	if landed.Load() != 0 {
 		t.Errorf("the redirect carrying the key was followed")
 	}
-	if strings.Contains(s.stderr.String(), token) || strings.Contains(s.stderr.String(), key) {
+	if strings.Contains(s.Stderr.String(), token) || strings.Contains(s.Stderr.String(), key) {
 		t.Errorf("a secret reached the log")
 	}
 }

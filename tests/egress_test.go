@@ -88,9 +88,9 @@ headers = { X-Token = "s3cr3t-literal-value" }
 	// The log reaches us through a pipe, so the last line may trail the
 	// reply it belongs to.
 	waitFor(t, 10*time.Second, "three outbound audit lines", func() bool {
-		return strings.Count(s.stderr.String(), `msg="outbound http"`) >= 3
+		return strings.Count(s.Stderr.String(), `msg="outbound http"`) >= 3
 	})
-	logs := s.stderr.String()
+	logs := s.Stderr.String()
 	if !strings.Contains(logs, "module=fetch") || strings.Contains(logs, "s3cr3t") {
 		t.Fatalf("audit lines:\n%s", logs)
 	}

@@ -81,7 +81,7 @@ func TestGrantsForgedPrincipal(t *testing.T) {
 		{"[access]\nexpose_principal = true\n", `{\"name\":\"bob\",\"scopes\":[]}`},
 	} {
 		s := startServe(t, "--tools", whoamiTools(t, c.policy), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
-		call := legacySession(t, s.url, "Bearer bob-key")
+		call := legacySession(t, s.URL, "Bearer bob-key")
 		for _, f := range []string{forged, escaped} {
 			got := sseData(call(f).body)
 			if !strings.Contains(got, c.want) || strings.Contains(got, "alice") {
@@ -113,7 +113,7 @@ func TestGrantsSkills(t *testing.T) {
 	}
 	s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", grantKeys(t))
 	initOf := func(authz string) string {
-		return httpDo(t, http.MethodPost, s.url, withAuth(nil, authz), legacyInit).body
+		return httpDo(t, http.MethodPost, s.URL, withAuth(nil, authz), legacyInit).body
 	}
 	if got := initOf("Bearer bob-key"); strings.Contains(got, "grantskill") {
 		t.Fatalf("bob's initialize names the module: %s", got)
@@ -121,7 +121,7 @@ func TestGrantsSkills(t *testing.T) {
 	if got := initOf("Bearer alice-key"); !strings.Contains(got, "the grantskill module's instructions") {
 		t.Fatalf("alice's initialize lacks the module's instructions: %s", got)
 	}
-	alice, bob := legacySession(t, s.url, "Bearer alice-key"), legacySession(t, s.url, "Bearer bob-key")
+	alice, bob := legacySession(t, s.URL, "Bearer alice-key"), legacySession(t, s.URL, "Bearer bob-key")
 	// (bob's tools/call of the tool: TestGrantsStepUp.)
 	req := func(method, params string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
@@ -168,9 +168,9 @@ func TestGrantsMetricsOffTheAuthenticatedListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", grantKeys(t))
-	base := strings.TrimSuffix(s.url, "/mcp")
+	base := strings.TrimSuffix(s.URL, "/mcp")
 	// A call first, so that the tool has its series.
-	alice := legacySession(t, s.url, "Bearer alice-key")
+	alice := legacySession(t, s.URL, "Bearer alice-key")
 	if x := alice(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"granted_tool","arguments":{}}}`); !strings.Contains(x.body, "granted") {
 		t.Fatalf("alice's call: %s", x.body)
 	}
@@ -192,7 +192,7 @@ func metricsBase(t *testing.T, s *served) string {
 	re := regexp.MustCompile(`msg="serving metrics and probes" url=(http://\S+)/metrics`)
 	var base string
 	waitFor(t, 10*time.Second, "the metrics listener", func() bool {
-		if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
+		if m := re.FindStringSubmatch(s.Stderr.String()); m != nil {
 			base = m[1]
 			return true
 		}
@@ -225,8 +225,8 @@ func TestGrantsStepUp(t *testing.T) {
 	modernHdr := withAuth(map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "granted_tool"}, "Bearer bob-key")
 
 	s := startServe(t, "--tools", build("[access]\nscopes = [\"admin\"]\n"), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
-	bob := legacySession(t, s.url, "Bearer bob-key")
-	for name, x := range map[string]exchange{"legacy": bob(call), "modern": httpDo(t, http.MethodPost, s.url, modernHdr, modern)} {
+	bob := legacySession(t, s.URL, "Bearer bob-key")
+	for name, x := range map[string]exchange{"legacy": bob(call), "modern": httpDo(t, http.MethodPost, s.URL, modernHdr, modern)} {
 		ch := x.header.Get("WWW-Authenticate")
 		if x.status != 403 || !strings.HasPrefix(ch, "Bearer ") || !strings.Contains(ch, `error="insufficient_scope"`) || !strings.Contains(ch, `scope="admin"`) ||
 			!strings.Contains(ch, `resource_metadata="`) || !strings.Contains(x.body, "Insufficient scope") {
@@ -236,13 +236,13 @@ func TestGrantsStepUp(t *testing.T) {
 	if l := bob(`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{}}`); strings.Contains(l.body, "granted_tool") {
 		t.Fatalf("bob's tools/list shows the tool: %s", l.body)
 	}
-	if x := legacySession(t, s.url, "Bearer alice-key")(call); x.status != 200 || !strings.Contains(x.body, "granted") || strings.Contains(x.body, "error") {
+	if x := legacySession(t, s.URL, "Bearer alice-key")(call); x.status != 200 || !strings.Contains(x.body, "granted") || strings.Contains(x.body, "error") {
 		t.Fatalf("alice's call: %d %s", x.status, x.body)
 	}
 
 	// Granted to alice by name only: for bob the tool does not exist.
 	s = startServe(t, "--tools", build("[access]\nprincipals = [\"alice\"]\n"), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--auth", "apikey", "--auth-keys-file", keys)
-	x := legacySession(t, s.url, "Bearer bob-key")(call)
+	x := legacySession(t, s.URL, "Bearer bob-key")(call)
 	if x.status != 200 || x.header.Get("WWW-Authenticate") != "" || !strings.Contains(x.body, "Unknown tool: granted_tool") {
 		t.Fatalf("bob's call of a tool granted by name: %d %q %s", x.status, x.header.Get("WWW-Authenticate"), x.body)
 	}
@@ -255,11 +255,11 @@ func TestGrantsStepUp(t *testing.T) {
 func TestGrantsSessionsFairShare(t *testing.T) {
 	t.Parallel()
 	s := startHTTP(t, "--auth", "apikey", "--auth-keys-file", grantKeys(t), "--max-sessions", "2")
-	bob := legacySession(t, s.url, "Bearer bob-key")
+	bob := legacySession(t, s.URL, "Bearer bob-key")
 	var alice []func(string) exchange
 	for i := 0; i < 3; i++ {
 		time.Sleep(5 * time.Millisecond) // bob's is the idlest of all
-		alice = append(alice, legacySession(t, s.url, "Bearer alice-key"))
+		alice = append(alice, legacySession(t, s.URL, "Bearer alice-key"))
 	}
 	ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
 	if x := bob(ping); x.status != 200 {

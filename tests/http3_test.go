@@ -45,10 +45,10 @@ func startHTTP3(t *testing.T, tools string, extra ...string) *served {
 	args := append([]string{"--tools", tools, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--tls-cert", cert, "--tls-key", key, "--http3"}, extra...)
 	s := startServe(t, args...)
-	if !strings.HasPrefix(s.url, "https://") {
-		t.Fatalf("serving %s, not https", s.url)
+	if !strings.HasPrefix(s.URL, "https://") {
+		t.Fatalf("serving %s, not https", s.URL)
 	}
-	waitFor(t, 10*time.Second, "the HTTP/3 listener", func() bool { return strings.Contains(s.stderr.String(), `msg="serving HTTP/3"`) })
+	waitFor(t, 10*time.Second, "the HTTP/3 listener", func() bool { return strings.Contains(s.Stderr.String(), `msg="serving HTTP/3"`) })
 	return s
 }
 
@@ -179,7 +179,7 @@ func TestHTTP3ModernEra(t *testing.T) {
 
 	// The TCP side advertises HTTP/3 on the same port number.
 	tcp := &http.Client{Transport: &http.Transport{TLSClientConfig: c.Transport.(*http3.Transport).TLSClientConfig, ForceAttemptHTTP2: true}}
-	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`))
+	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`))
 	for k, v := range modernHeaders("server/discover", "") {
 		req.Header.Set(k, v)
 	}
@@ -188,14 +188,14 @@ func TestHTTP3ModernEra(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	port := s.url[strings.LastIndexByte(s.url, ':')+1 : strings.LastIndexByte(s.url, '/')]
+	port := s.URL[strings.LastIndexByte(s.URL, ':')+1 : strings.LastIndexByte(s.URL, '/')]
 	if got := resp.Header.Get("Alt-Svc"); resp.ProtoMajor != 2 || got != `h3=":`+port+`"; ma=86400` {
 		t.Fatalf("TCP answer %s, Alt-Svc %q", resp.Proto, got)
 	}
 
 	ok := func() {
 		t.Helper()
-		x := h3Do(t, c, http.MethodPost, s.url, modernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
+		x := h3Do(t, c, http.MethodPost, s.URL, modernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
 		if x.status != 200 || !strings.Contains(x.body, `"supportedVersions"`) {
 			t.Fatalf("server/discover: %d %s", x.status, x.body)
 		}
@@ -204,7 +204,7 @@ func TestHTTP3ModernEra(t *testing.T) {
 	// A subscriptions/listen stream is acknowledged at once (flushed).
 	listenCtx, endListen := context.WithCancel(context.Background())
 	defer endListen()
-	listen := h3Open(t, listenCtx, c, http.MethodPost, s.url, modernHeaders("subscriptions/listen", ""),
+	listen := h3Open(t, listenCtx, c, http.MethodPost, s.URL, modernHeaders("subscriptions/listen", ""),
 		`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta+`}}`)
 	if ack := nextData(t, sseEvents(listen.Body), "the listen acknowledgement"); noteMethod(ack.data) != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("subscriptions/listen: %s", ack.data)
@@ -213,7 +213,7 @@ func TestHTTP3ModernEra(t *testing.T) {
 	listen.Body.Close()
 	ok()
 	// tools/call answered inline (JSON).
-	x := h3Do(t, c, http.MethodPost, s.url, modernHeaders("tools/call", "hash"),
+	x := h3Do(t, c, http.MethodPost, s.URL, modernHeaders("tools/call", "hash"),
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"},`+meta+`}}`)
 	if x.status != 200 || !strings.HasPrefix(x.header.Get("Content-Type"), "application/json") ||
 		!strings.Contains(x.body, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
@@ -221,7 +221,7 @@ func TestHTTP3ModernEra(t *testing.T) {
 	}
 	// Progress over SSE: every event arrives, and the answer ends the
 	// stream.
-	resp = h3Open(t, context.Background(), c, http.MethodPost, s.url, modernHeaders("tools/call", "text_stats"),
+	resp = h3Open(t, context.Background(), c, http.MethodPost, s.URL, modernHeaders("tools/call", "text_stats"),
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"One two. Three four five."},"_meta":`+modernMeta(`,"progressToken":"p3"`)+`}}`)
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("text_stats answered %s", resp.Header.Get("Content-Type"))
@@ -242,23 +242,23 @@ func TestHTTP3ModernEra(t *testing.T) {
 	}
 
 	// Refusals, each followed by a working request.
-	x = h3Do(t, c, http.MethodPost, s.url, modernHeaders("tools/call", "hash"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"x"},`+meta+`}}`)
+	x = h3Do(t, c, http.MethodPost, s.URL, modernHeaders("tools/call", "hash"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"x"},`+meta+`}}`)
 	if x.status != 400 || rpcError(t, x.body) != -32020 || !strings.Contains(x.body, "Mcp-Name") {
 		t.Fatalf("header mismatch: %d %s", x.status, x.body)
 	}
 	ok()
 	hdr := modernHeaders("server/discover", "")
 	hdr["Origin"] = "https://evil.example.com"
-	if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta+`}}`); x.status != 403 {
+	if x := h3Do(t, c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta+`}}`); x.status != 403 {
 		t.Fatalf("bad Origin: %d %s", x.status, x.body)
 	}
 	ok()
 	big := `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"` + strings.Repeat("a ", 40000) + `"},` + meta + `}}`
-	if x := h3Do(t, c, http.MethodPost, s.url, modernHeaders("tools/call", "text_stats"), big); x.status != 413 {
+	if x := h3Do(t, c, http.MethodPost, s.URL, modernHeaders("tools/call", "text_stats"), big); x.status != 413 {
 		t.Fatalf("oversized body: %d %s", x.status, x.body)
 	}
 	ok()
-	if x := h3Do(t, c, http.MethodPost, strings.Replace(s.url, "127.0.0.1", "localhost", 1), modernHeaders("server/discover", ""),
+	if x := h3Do(t, c, http.MethodPost, strings.Replace(s.URL, "127.0.0.1", "localhost", 1), modernHeaders("server/discover", ""),
 		`{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{`+meta+`}}`); x.status != 200 {
 		t.Fatalf("Host localhost: %d %s", x.status, x.body)
 	}
@@ -273,14 +273,14 @@ func TestHTTP3LegacySession(t *testing.T) {
 	s := startHTTP3(t, exampleTools(t), "--shutdown-grace", "20s")
 	c := h3Client(t)
 	accept := "application/json, text/event-stream"
-	x := h3Do(t, c, http.MethodPost, s.url, map[string]string{"Accept": accept},
+	x := h3Do(t, c, http.MethodPost, s.URL, map[string]string{"Accept": accept},
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
 	sid := x.header.Get("Mcp-Session-Id")
 	if x.status != 200 || sid == "" || !strings.Contains(x.body, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize: %d %s", x.status, x.body)
 	}
 	hdr := map[string]string{"Accept": accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
+	if x := h3Do(t, c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
 		t.Fatalf("initialized: %d", x.status)
 	}
 	answer := func(data, content string) {
@@ -293,13 +293,13 @@ func TestHTTP3LegacySession(t *testing.T) {
 		if m.Method != "elicitation/create" {
 			t.Fatalf("want elicitation/create, got %s", data)
 		}
-		if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":`+content+`}}`); x.status != 202 {
+		if x := h3Do(t, c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":`+content+`}}`); x.status != 202 {
 			t.Fatalf("answer: %d %s", x.status, x.body)
 		}
 	}
 
 	// The elicitation on the POST's own SSE stream.
-	resp := h3Open(t, context.Background(), c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":"ship it"}}}`)
+	resp := h3Open(t, context.Background(), c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":"ship it"}}}`)
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("tools/call answered %s", resp.Header.Get("Content-Type"))
 	}
@@ -313,7 +313,7 @@ func TestHTTP3LegacySession(t *testing.T) {
 	// Requests of calls answered with plain JSON travel on the GET stream.
 	getHdr := map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 	ctx1, drop1 := context.WithCancel(context.Background())
-	get1 := h3Open(t, ctx1, c, http.MethodGet, s.url, getHdr, "")
+	get1 := h3Open(t, ctx1, c, http.MethodGet, s.URL, getHdr, "")
 	if get1.StatusCode != 200 {
 		t.Fatalf("GET: %d", get1.StatusCode)
 	}
@@ -321,7 +321,7 @@ func TestHTTP3LegacySession(t *testing.T) {
 	jsonHdr := map[string]string{"Accept": "application/json", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 	calls := make(chan exchange, 2)
 	call := func(id int, plan string) {
-		req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":%q}}}`, id, plan)))
+		req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":%q}}}`, id, plan)))
 		for k, v := range jsonHdr {
 			req.Header.Set(k, v)
 		}
@@ -347,7 +347,7 @@ func TestHTTP3LegacySession(t *testing.T) {
 	go call(3, "second")
 	time.Sleep(300 * time.Millisecond)
 	getHdr["Last-Event-ID"] = first.id
-	get2 := h3Open(t, context.Background(), c, http.MethodGet, s.url, getHdr, "")
+	get2 := h3Open(t, context.Background(), c, http.MethodGet, s.URL, getHdr, "")
 	if get2.StatusCode != 200 {
 		t.Fatalf("GET with Last-Event-ID: %d", get2.StatusCode)
 	}
@@ -372,22 +372,22 @@ func TestHTTP3LegacySession(t *testing.T) {
 
 	// Wrong revision header; DELETE; the session is gone.
 	bad := map[string]string{"Accept": accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "1999-01-01"}
-	if x := h3Do(t, c, http.MethodPost, s.url, bad, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); x.status != 400 {
+	if x := h3Do(t, c, http.MethodPost, s.URL, bad, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); x.status != 400 {
 		t.Fatalf("bad version: %d", x.status)
 	}
-	if x := h3Do(t, c, http.MethodDelete, s.url, map[string]string{"Mcp-Session-Id": sid}, ""); x.status != 204 {
+	if x := h3Do(t, c, http.MethodDelete, s.URL, map[string]string{"Mcp-Session-Id": sid}, ""); x.status != 204 {
 		t.Fatalf("DELETE: %d", x.status)
 	}
-	if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); x.status != 404 {
+	if x := h3Do(t, c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); x.status != 404 {
 		t.Fatalf("after DELETE: %d", x.status)
 	}
 
 	// SIGTERM with another session's GET stream open over HTTP/3: the
 	// stream ends and the process exits well within the grace.
-	x = h3Do(t, c, http.MethodPost, s.url, map[string]string{"Accept": accept},
+	x = h3Do(t, c, http.MethodPost, s.URL, map[string]string{"Accept": accept},
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
 	getHdr = map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": x.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
-	get3 := h3Open(t, context.Background(), c, http.MethodGet, s.url, getHdr, "")
+	get3 := h3Open(t, context.Background(), c, http.MethodGet, s.URL, getHdr, "")
 	defer get3.Body.Close()
 	sigtermEndsStream(t, s, get3.Body)
 }
@@ -402,7 +402,7 @@ func TestHTTP3MRTR(t *testing.T) {
 		t.Helper()
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s},%s%s}}`,
 			id, everyCap, tool, extra)
-		x := h3Do(t, c, http.MethodPost, s.url, modernHeaders("tools/call", "test_input_required_result_multi_round"), body)
+		x := h3Do(t, c, http.MethodPost, s.URL, modernHeaders("tools/call", "test_input_required_result_multi_round"), body)
 		if x.status != 200 {
 			t.Fatalf("round %d: %d %s", id, x.status, x.body)
 		}
@@ -431,7 +431,7 @@ func TestHTTP3MRTR(t *testing.T) {
 func TestHTTP3Tasks(t *testing.T) {
 	t.Parallel()
 	s := startHTTP3(t, taskTools(t), "--data-dir", "-")
-	legacyTaskScenario(t, newHTTPLegacyWith(t, s.url, h3Client(t)))
+	legacyTaskScenario(t, newHTTPLegacyWith(t, s.URL, h3Client(t)))
 }
 
 // TestHTTP3EveryEra: every protocol revision the server speaks, over
@@ -445,26 +445,26 @@ func TestHTTP3EveryEra(t *testing.T) {
 	s := startHTTP3(t, exampleTools(t))
 	c := h3Client(t)
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
-		x := h3Do(t, c, http.MethodPost, s.url, map[string]string{"Accept": "application/json, text/event-stream"},
+		x := h3Do(t, c, http.MethodPost, s.URL, map[string]string{"Accept": "application/json, text/event-stream"},
 			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v+`","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
 		sid := x.header.Get("Mcp-Session-Id")
 		if x.status != 200 || sid == "" || !strings.Contains(x.body, `"protocolVersion":"`+v+`"`) {
 			t.Fatalf("%s initialize: %d %q %s", v, x.status, sid, x.body)
 		}
 		hdr := map[string]string{"Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": v}
-		if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
+		if x := h3Do(t, c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
 			t.Fatalf("%s initialized: %d %s", v, x.status, x.body)
 		}
-		if x := h3Do(t, c, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); x.status != 200 || !strings.Contains(x.body, `"name":"hash"`) {
+		if x := h3Do(t, c, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); x.status != 200 || !strings.Contains(x.body, `"name":"hash"`) {
 			t.Fatalf("%s tools/list: %d %s", v, x.status, x.body)
 		}
 		jsonHdr := map[string]string{"Accept": "application/json", "Mcp-Session-Id": sid, "MCP-Protocol-Version": v}
-		x = h3Do(t, c, http.MethodPost, s.url, jsonHdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"}}}`)
+		x = h3Do(t, c, http.MethodPost, s.URL, jsonHdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hash","arguments":{"algorithm":"sha256","text":"abc"}}}`)
 		if x.status != 200 || !strings.HasPrefix(x.header.Get("Content-Type"), "application/json") ||
 			!strings.Contains(x.body, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
 			t.Fatalf("%s tools/call: %d %s %s", v, x.status, x.header.Get("Content-Type"), x.body)
 		}
-		resp := h3Open(t, context.Background(), c, http.MethodPost, s.url, hdr,
+		resp := h3Open(t, context.Background(), c, http.MethodPost, s.URL, hdr,
 			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"One two. Three four five."},"_meta":{"progressToken":"p"}}}`)
 		if resp.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("%s text_stats answered %s", v, resp.Header.Get("Content-Type"))
@@ -489,7 +489,7 @@ func TestHTTP3EveryEra(t *testing.T) {
 		if progress < 4 || !strings.Contains(final, `"id":3`) || !strings.Contains(final, `"words":5`) {
 			t.Fatalf("%s text_stats: %d progress, final %s", v, progress, final)
 		}
-		if x := h3Do(t, c, http.MethodDelete, s.url, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": v}, ""); x.status != 204 {
+		if x := h3Do(t, c, http.MethodDelete, s.URL, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": v}, ""); x.status != 204 {
 			t.Fatalf("%s DELETE: %d", v, x.status)
 		}
 	}

@@ -97,13 +97,13 @@ func TestHTTPModernEra(t *testing.T) {
 	meta := `"_meta":` + modernMeta("")
 	ok := func() {
 		t.Helper()
-		x := httpDo(t, http.MethodPost, s.url, modernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
+		x := httpDo(t, http.MethodPost, s.URL, modernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
 		if x.status != 200 || !strings.Contains(x.body, `"supportedVersions"`) || x.header.Get("Mcp-Session-Id") != "" {
 			t.Fatalf("server/discover: %d %s", x.status, x.body)
 		}
 	}
 	ok()
-	x := httpDo(t, http.MethodPost, s.url, modernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`)
+	x := httpDo(t, http.MethodPost, s.URL, modernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`)
 	for _, tool := range []string{"json_query", "text_stats", "hash", "transcode", "confirm_plan"} {
 		if !strings.Contains(x.body, `"`+tool+`"`) {
 			t.Fatalf("tools/list lacks %s: %s", tool, x.body)
@@ -111,7 +111,7 @@ func TestHTTPModernEra(t *testing.T) {
 	}
 
 	// Progress streams on SSE; the answer ends the stream.
-	c := &httpClient{t: t, url: s.url}
+	c := &httpClient{t: t, url: s.URL}
 	var progress int
 	final := c.request("tools/call", `{"name":"text_stats","arguments":{"text":"One two. Three four five."}}`, func(string) { progress++ })
 	if progress < 4 || !strings.Contains(final, `"resultType":"complete"`) || !strings.Contains(final, `"words":5`) {
@@ -119,31 +119,31 @@ func TestHTTPModernEra(t *testing.T) {
 	}
 
 	// Refusals the spec names, each followed by a working request.
-	x = httpDo(t, http.MethodPost, s.url, modernHeaders("tools/call", "hash"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"x"},`+meta+`}}`)
+	x = httpDo(t, http.MethodPost, s.URL, modernHeaders("tools/call", "hash"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"x"},`+meta+`}}`)
 	if x.status != 400 || rpcError(t, x.body) != -32020 || !strings.Contains(x.body, "Mcp-Name") {
 		t.Fatalf("header mismatch: %d %s", x.status, x.body)
 	}
 	ok()
 	hdr := modernHeaders("server/discover", "")
 	hdr["Origin"] = "https://evil.example.com"
-	if x := httpDo(t, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{`+meta+`}}`); x.status != 403 {
+	if x := httpDo(t, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{`+meta+`}}`); x.status != 403 {
 		t.Fatalf("bad Origin: %d %s", x.status, x.body)
 	}
 	ok()
 	big := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"` + strings.Repeat("a ", 40000) + `"},` + meta + `}}`
-	if x := httpDo(t, http.MethodPost, s.url, modernHeaders("tools/call", "text_stats"), big); x.status != 413 {
+	if x := httpDo(t, http.MethodPost, s.URL, modernHeaders("tools/call", "text_stats"), big); x.status != 413 {
 		t.Fatalf("oversized body: %d %s", x.status, x.body)
 	}
 	ok()
-	if x := httpDo(t, http.MethodPost, s.url, modernHeaders("tools/list", ""), `{"jsonrpc":"2.0",`); x.status != 400 || rpcError(t, x.body) != -32700 {
+	if x := httpDo(t, http.MethodPost, s.URL, modernHeaders("tools/list", ""), `{"jsonrpc":"2.0",`); x.status != 400 || rpcError(t, x.body) != -32700 {
 		t.Fatalf("malformed JSON: %d %s", x.status, x.body)
 	}
 	ok()
-	if x := httpDo(t, http.MethodPost, s.url, map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"},
+	if x := httpDo(t, http.MethodPost, s.URL, map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"},
 		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`); x.status != 400 || rpcError(t, x.body) != -32022 {
 		t.Fatalf("unsupported revision: %d %s", x.status, x.body)
 	}
-	if x := httpDo(t, http.MethodGet, s.url, map[string]string{"Accept": "text/event-stream"}, ""); x.status != 405 {
+	if x := httpDo(t, http.MethodGet, s.URL, map[string]string{"Accept": "text/event-stream"}, ""); x.status != 405 {
 		t.Fatalf("GET: %d", x.status)
 	}
 	ok()
@@ -153,23 +153,23 @@ func TestHTTPLegacyEra(t *testing.T) {
 	t.Parallel()
 	s := startHTTP(t)
 	accept := "application/json, text/event-stream"
-	x := httpDo(t, http.MethodPost, s.url, map[string]string{"Accept": accept},
+	x := httpDo(t, http.MethodPost, s.URL, map[string]string{"Accept": accept},
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
 	sid := x.header.Get("Mcp-Session-Id")
 	if x.status != 200 || sid == "" || !strings.Contains(x.body, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize: %d %s", x.status, x.body)
 	}
 	hdr := map[string]string{"Accept": accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	if x := httpDo(t, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
+	if x := httpDo(t, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); x.status != 202 {
 		t.Fatalf("initialized: %d", x.status)
 	}
-	if x := httpDo(t, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); x.status != 200 || !strings.Contains(x.body, "confirm_plan") {
+	if x := httpDo(t, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); x.status != 200 || !strings.Contains(x.body, "confirm_plan") {
 		t.Fatalf("tools/list: %d %s", x.status, x.body)
 	}
 
 	// The guest's elicitation reaches the client on the POST's SSE stream
 	// and the answer, POSTed back, reaches the guest.
-	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":"ship it"}}}`))
+	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":"ship it"}}}`))
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -192,7 +192,7 @@ func TestHTTPLegacyEra(t *testing.T) {
 		switch {
 		case m.Method == "elicitation/create":
 			answer := `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"accept","content":{"approve":true,"comment":"go"}}}`
-			if x := httpDo(t, http.MethodPost, s.url, hdr, answer); x.status != 202 {
+			if x := httpDo(t, http.MethodPost, s.URL, hdr, answer); x.status != 202 {
 				t.Errorf("answer: %d %s", x.status, x.body)
 			}
 			return true
@@ -208,16 +208,16 @@ func TestHTTPLegacyEra(t *testing.T) {
 
 	// A wrong MCP-Protocol-Version, a missing and an unknown session.
 	bad := map[string]string{"Accept": accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "1999-01-01"}
-	if x := httpDo(t, http.MethodPost, s.url, bad, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); x.status != 400 {
+	if x := httpDo(t, http.MethodPost, s.URL, bad, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); x.status != 400 {
 		t.Fatalf("bad version: %d", x.status)
 	}
-	if x := httpDo(t, http.MethodPost, s.url, map[string]string{"Accept": accept}, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); x.status != 400 {
+	if x := httpDo(t, http.MethodPost, s.URL, map[string]string{"Accept": accept}, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); x.status != 400 {
 		t.Fatalf("no session: %d", x.status)
 	}
-	if x := httpDo(t, http.MethodDelete, s.url, map[string]string{"Mcp-Session-Id": sid}, ""); x.status != 204 {
+	if x := httpDo(t, http.MethodDelete, s.URL, map[string]string{"Mcp-Session-Id": sid}, ""); x.status != 204 {
 		t.Fatalf("DELETE: %d", x.status)
 	}
-	if x := httpDo(t, http.MethodPost, s.url, hdr, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); x.status != 404 {
+	if x := httpDo(t, http.MethodPost, s.URL, hdr, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); x.status != 404 {
 		t.Fatalf("after DELETE: %d", x.status)
 	}
 }
@@ -227,9 +227,9 @@ func TestHTTPLegacyEra(t *testing.T) {
 func TestHTTPShutdown(t *testing.T) {
 	t.Parallel()
 	s := startHTTP(t, "--shutdown-grace", "5s")
-	x := httpDo(t, http.MethodPost, s.url, nil,
+	x := httpDo(t, http.MethodPost, s.URL, nil,
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
-	req, _ := http.NewRequest(http.MethodGet, s.url, nil)
+	req, _ := http.NewRequest(http.MethodGet, s.URL, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", x.header.Get("Mcp-Session-Id"))
 	resp, err := http.DefaultClient.Do(req)
@@ -247,8 +247,8 @@ func sigtermEndsStream(t *testing.T, s *served, stream io.Reader) {
 	t.Helper()
 	start := time.Now()
 	exit := make(chan error, 1)
-	go func() { exit <- s.cmd.Wait() }()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	go func() { exit <- s.Cmd.Wait() }()
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	streamEnded := make(chan struct{})

@@ -29,12 +29,12 @@ func TestInterpreterTierNewModule(t *testing.T) {
 	}
 	deployFile(t, tools, "fresh.wasm", v1)
 	waitFor(t, 3*time.Minute, "the new module to answer", func() bool { return strings.Contains(count(), "v1:42") })
-	log := s.stderr.String()
+	log := s.Stderr.String()
 	if !strings.Contains(log, "module loaded") || !strings.Contains(log, "tier=interpreter") {
 		t.Fatalf("the new module was not loaded on the interpreter:\n%s", log)
 	}
 	waitFor(t, 5*time.Minute, "the compiled code to take over", func() bool {
-		return strings.Contains(s.stderr.String(), "new calls run on the compiled code")
+		return strings.Contains(s.Stderr.String(), "new calls run on the compiled code")
 	})
 	for i := 0; i < 3; i++ {
 		if got := count(); !strings.Contains(got, "v1:42") {
@@ -51,7 +51,7 @@ func TestInterpreterTierNewModule(t *testing.T) {
 	if got := toolText(t, c2.call("1", "tools/call", everyCap, `"name":"count","arguments":{}`)); got != "v1:42" {
 		t.Fatalf("after a restart: %q", got)
 	}
-	if log := s2.stderr.String(); strings.Contains(log, "tier=interpreter") || strings.Contains(log, "built for the interpreter") {
+	if log := s2.Stderr.String(); strings.Contains(log, "tier=interpreter") || strings.Contains(log, "built for the interpreter") {
 		t.Fatalf("a warm start used the interpreter:\n%s", log)
 	}
 }

@@ -248,7 +248,7 @@ func TestScriptReload(t *testing.T) {
 			}
 			return
 		case <-deadline:
-			t.Fatalf("no reload of r.ts within 3 minutes; log:\n%s", s.stderr)
+			t.Fatalf("no reload of r.ts within 3 minutes; log:\n%s", s.Stderr)
 		}
 	}
 }

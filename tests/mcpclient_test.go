@@ -1,15 +1,12 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,100 +17,34 @@ import (
 )
 
 // Helpers for end-to-end tests: a wasmcp serve process and MCP clients for
-// it over stdio and over Streamable HTTP.
+// it over stdio and over Streamable HTTP, on the shared harness
+// (internal/testkit/e2e).
 
 // served is a running wasmcp serve.
-type served struct {
-	cmd    *exec.Cmd
-	stderr *e2e.LockedBuffer
-	stdin  io.WriteCloser // stdio only
-	stdout io.ReadCloser  // stdio only
-	url    string         // HTTP only: the /mcp endpoint
-}
+type served = e2e.Serve
 
 // startServe starts wasmcp serve with args (which select the transport)
 // and waits for its initial load of the tools directory to end (it serves
 // from before; startServeLoading does not wait); for HTTP pass "--http",
 // "127.0.0.1:0" and the URL (http or https) is read from the log.
-// The process is killed when the test ends.
+// The process is stopped when the test ends.
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	s := startServeLoading(t, args...)
-	s.waitLoaded(t)
+	s.WaitLoaded(t)
 	return s
 }
 
 // startServeLoading is startServe without waiting for the initial load.
 func startServeLoading(t *testing.T, args ...string) *served {
 	t.Helper()
-	s := &served{stderr: &e2e.LockedBuffer{}}
-	s.cmd = exec.Command(wasmcpBin, append([]string{"serve"}, args...)...)
-	s.cmd.Stderr = s.stderr
-	httpMode := false
-	for _, a := range args {
-		if a == "--http" {
-			httpMode = true
-		}
-	}
-	var err error
-	if !httpMode {
-		if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		if s.stdout, err = s.cmd.StdoutPipe(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if s.stdin != nil {
-			s.stdin.Close()
-		}
-		done := make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("wasmcp stderr:\n%s", s.stderr)
-		}
-	})
-	if httpMode {
-		re := regexp.MustCompile(`url=(https?://\S+/mcp)`)
-		waitFor(t, 30*time.Second, "the HTTP listener", func() bool {
-			if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
-				s.url = m[1]
-				return true
-			}
-			return false
-		})
-	}
-	return s
-}
-
-// waitLoaded waits until the server's initial load of its tools directory
-// has ended (it serves from before: see tests/startup_test.go).
-func (s *served) waitLoaded(t *testing.T) {
-	t.Helper()
-	// msg="modules loaded" (text) or "msg":"modules loaded" (JSON).
-	waitFor(t, 5*time.Minute, "the initial load", func() bool { return strings.Contains(s.stderr.String(), `modules loaded"`) })
+	return e2e.StartServe(t, wasmcpBin, nil, args...)
 }
 
 // waitFor polls cond every few milliseconds until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	e2e.WaitFor(t, d, what, cond)
 }
 
 // mcpClient is what the transport-independent tests need of a client.
@@ -152,25 +83,13 @@ func noteMethod(msg string) string {
 }
 
 // withMeta inserts a _meta object into a params object.
-func withMeta(params, meta string) string {
-	params = strings.TrimSpace(params)
-	if params == "" || params == "{}" {
-		return `{"_meta":` + meta + `}`
-	}
-	return `{"_meta":` + meta + `,` + params[1:]
-}
+func withMeta(params, meta string) string { return e2e.WithMeta(params, meta) }
 
 // stdioClient speaks the 2025-11-25 revision over a process's stdin and
-// stdout, as one legacy session.
+// stdout, as one legacy session, failing t.
 type stdioClient struct {
-	t     *testing.T
-	in    io.Writer
-	wmu   sync.Mutex
-	next  atomic.Int64
-	mu    sync.Mutex
-	calls map[string]chan string // by id
-	prog  map[string]func(string)
-	ch    chan string
+	*e2e.StdioClient
+	t *testing.T
 }
 
 func newStdioClient(t *testing.T, s *served) *stdioClient {
@@ -180,81 +99,16 @@ func newStdioClient(t *testing.T, s *served) *stdioClient {
 // newStdioClientCaps is newStdioClient declaring the client capabilities
 // caps (a JSON object); requests from the server arrive on notes().
 func newStdioClientCaps(t *testing.T, s *served, caps string) *stdioClient {
-	c := &stdioClient{t: t, in: s.stdin, calls: map[string]chan string{}, prog: map[string]func(string){}, ch: make(chan string, 1024)}
-	go c.read(s.stdout)
-	init := c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"e2e","version":"1"}}`, nil)
-	if !strings.Contains(init, `"result"`) {
-		t.Fatalf("initialize: %s", init)
-	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return c
+	return &stdioClient{StdioClient: e2e.NewStdioClient(t, s, caps, nil), t: t}
 }
 
-func (c *stdioClient) send(line string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		c.t.Errorf("writing to wasmcp: %v", err)
-	}
-}
-
-func (c *stdioClient) read(out io.Reader) {
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Token json.RawMessage `json:"progressToken"`
-			} `json:"params"`
-		}
-		if json.Unmarshal([]byte(line), &m) != nil {
-			continue
-		}
-		c.mu.Lock()
-		switch {
-		case m.Method == "notifications/progress":
-			if f := c.prog[string(m.Params.Token)]; f != nil {
-				f(line)
-			}
-		case m.Method != "":
-			select {
-			case c.ch <- line:
-			default:
-			}
-		default:
-			if ch := c.calls[string(m.ID)]; ch != nil {
-				ch <- line
-				delete(c.calls, string(m.ID))
-			}
-		}
-		c.mu.Unlock()
-	}
-}
+func (c *stdioClient) send(line string) { c.Send(c.t, line) }
 
 func (c *stdioClient) request(method, params string, progress func(string)) string {
-	id := fmt.Sprint(c.next.Add(1))
-	ch := make(chan string, 1)
-	c.mu.Lock()
-	c.calls[id] = ch
-	if progress != nil {
-		c.prog[`"p`+id+`"`] = progress
-		params = withMeta(params, `{"progressToken":"p`+id+`"}`)
-	}
-	c.mu.Unlock()
-	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
-	select {
-	case resp := <-ch:
-		return resp
-	case <-time.After(60 * time.Second):
-		c.t.Fatalf("no answer to %s %s", method, params)
-		return ""
-	}
+	return c.Request(c.t, method, params, progress)
 }
 
-func (c *stdioClient) notes() <-chan string { return c.ch }
+func (c *stdioClient) notes() <-chan string { return c.Notes() }
 
 // httpClient speaks the 2026-07-28 revision over Streamable HTTP: each
 // request is its own POST, and list changes arrive on a
@@ -266,7 +120,7 @@ type httpClient struct {
 	ch   chan string
 }
 
-const modernVersion = "2026-07-28"
+const modernVersion = e2e.ModernVersion
 
 func modernMeta(extra string) string {
 	return `{"io.modelcontextprotocol/protocolVersion":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{}` + extra + `}`
@@ -315,18 +169,7 @@ func newHTTPClient(t *testing.T, url, filter string) *httpClient {
 }
 
 func (c *httpClient) post(ctx context.Context, method, name, body string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", modernVersion)
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", name)
-	}
-	return http.DefaultClient.Do(req)
+	return e2e.Post(ctx, c.url, method, name, body)
 }
 
 func (c *httpClient) request(method, params string, progress func(string)) string {
@@ -435,25 +278,7 @@ func openLegacySession(t *testing.T, url string) <-chan string {
 
 // readSSE calls f with the data of each event until f returns false or the
 // stream ends.
-func readSSE(r io.Reader, f func(data string) bool) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if len(data) > 0 {
-				if !f(strings.Join(data, "\n")) {
-					return
-				}
-				data = data[:0]
-			}
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-		}
-	}
-}
+func readSSE(r io.Reader, f func(data string) bool) { _ = e2e.ReadSSE(r, f) }
 
 // deployFile writes b to dir/name the safe way: a hidden temporary file in
 // the same directory, renamed into place.

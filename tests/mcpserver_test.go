@@ -99,7 +99,7 @@ func TestMCPServerGuestStdio(t *testing.T) {
 	// initialize waits for the initial load at most protocol.InitializeWait
 	// and carries the instructions of the modules loaded by then: wait for
 	// the load (a cold cache compiles the module for seconds).
-	waitFor(t, 2*time.Minute, "the initial load", func() bool { return strings.Contains(s.stderr.String(), "modules loaded") })
+	waitFor(t, 2*time.Minute, "the initial load", func() bool { return strings.Contains(s.Stderr.String(), "modules loaded") })
 	r := newRawSession(t, s)
 	r.answer["elicitation/create"] = func(p json.RawMessage) any {
 		if !strings.Contains(string(p), `"message":"Who are you?"`) {
@@ -177,7 +177,7 @@ func TestMCPServerGuestHTTP(t *testing.T) {
 	call := func(name, params string) map[string]any {
 		t.Helper()
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
-		ex := httpDo(t, "POST", s.url, modernHeaders("tools/call", name), body)
+		ex := httpDo(t, "POST", s.URL, modernHeaders("tools/call", name), body)
 		var m map[string]any
 		if err := json.Unmarshal([]byte(ex.body), &m); err != nil || ex.status != 200 {
 			t.Fatalf("%s: %d %q", name, ex.status, ex.body)

@@ -45,9 +45,9 @@ type modernLines struct {
 }
 
 func newModernLines(t *testing.T, s *served) *modernLines {
-	c := &modernLines{t: t, in: s.stdin, wait: map[string]chan string{}, note: make(chan string, 64)}
+	c := &modernLines{t: t, in: s.Stdin, wait: map[string]chan string{}, note: make(chan string, 64)}
 	go func() {
-		sc := bufio.NewScanner(s.stdout)
+		sc := bufio.NewScanner(s.Stdout)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
 			line := sc.Text()

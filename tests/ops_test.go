@@ -99,7 +99,7 @@ func TestMetricsOutcomes(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", opsTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--timeout", "2s", "--max-output", "1")
-	base := strings.TrimSuffix(s.url, "/mcp")
+	base := strings.TrimSuffix(s.URL, "/mcp")
 	before := scrape(t, base)
 	for _, name := range []string{"go_goroutines", "process_open_fds", "wasmcp_modules", "wasmcp_catalog_publications_total", "wasmcp_module_load_duration_seconds"} {
 		if before[name] == nil {
@@ -112,21 +112,21 @@ func TestMetricsOutcomes(t *testing.T) {
 
 	// ok ×2, trap, limit (output), limit (timeout), refused (arguments), cancelled.
 	for range 2 {
-		if x := callModern(t, s.url, "small_hello", `{}`); !strings.Contains(x.body, "hello from small") {
+		if x := callModern(t, s.URL, "small_hello", `{}`); !strings.Contains(x.body, "hello from small") {
 			t.Fatalf("small_hello: %d %s", x.status, x.body)
 		}
 	}
 	for _, c := range []struct{ tool, want string }{{"unreachable", "trapped"}, {"stdout_flood", "limit output"}, {"loop", "limit timeout"}} {
-		if x := callModern(t, s.url, c.tool, `{}`); !strings.Contains(x.body, c.want) {
+		if x := callModern(t, s.URL, c.tool, `{}`); !strings.Contains(x.body, c.want) {
 			t.Fatalf("%s: %d %s", c.tool, x.status, x.body)
 		}
 	}
-	if x := callModern(t, s.url, "small_hello", `[1]`); !strings.Contains(x.body, "Invalid arguments") {
+	if x := callModern(t, s.URL, "small_hello", `[1]`); !strings.Contains(x.body, "Invalid arguments") {
 		t.Fatalf("bad arguments: %d %s", x.status, x.body)
 	}
 	// A client that goes away cancels its modern call.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url, strings.NewReader(
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(
 		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"silent","arguments":{},"_meta":`+modernMeta("")+`}}`))
 	for k, v := range modernHeaders("tools/call", "silent") {
 		req.Header.Set(k, v)
@@ -227,14 +227,14 @@ func TestReadinessShutdown(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", opsTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false",
 		"--shutdown-drain", "1s")
-	base := strings.TrimSuffix(s.url, "/mcp")
+	base := strings.TrimSuffix(s.URL, "/mcp")
 	if x := httpDo(t, http.MethodGet, base+"/readyz", nil, ""); x.status != 200 {
 		t.Fatalf("/readyz once serving: %d %s", x.status, x.body)
 	}
 	if x := httpDo(t, http.MethodGet, base+"/healthz", nil, ""); x.status != 200 {
 		t.Fatalf("/healthz: %d %s", x.status, x.body)
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "/readyz to fail while draining", func() bool {
@@ -245,7 +245,7 @@ func TestReadinessShutdown(t *testing.T) {
 	if x := httpDo(t, http.MethodGet, base+"/healthz", nil, ""); x.status != 200 {
 		t.Fatalf("/healthz while draining: %d", x.status)
 	}
-	if x := callModern(t, s.url, "small_hello", `{}`); !strings.Contains(x.body, "hello from small") {
+	if x := callModern(t, s.URL, "small_hello", `{}`); !strings.Contains(x.body, "hello from small") {
 		t.Fatalf("call while draining: %d %s", x.status, x.body)
 	}
 }
@@ -258,8 +258,8 @@ func TestMetricsAddr(t *testing.T) {
 	re := regexp.MustCompile(`"msg":"wasmcp serving","listeners":\["(http://\S+/mcp)","(http://\S+)/metrics"\],"modules":2,"tools":17`)
 	var side string
 	waitFor(t, 10*time.Second, "the metrics listener", func() bool {
-		if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
-			s.url, side = m[1], m[2]
+		if m := re.FindStringSubmatch(s.Stderr.String()); m != nil {
+			s.URL, side = m[1], m[2]
 			return true
 		}
 		return false
@@ -271,7 +271,7 @@ func TestMetricsAddr(t *testing.T) {
 		t.Fatalf("/readyz on --metrics-addr: %d %s", x.status, x.body)
 	}
 	// With --metrics-addr the MCP listener keeps the probes, not the metrics.
-	base := strings.TrimSuffix(s.url, "/mcp")
+	base := strings.TrimSuffix(s.URL, "/mcp")
 	if x := httpDo(t, http.MethodGet, base+"/metrics", nil, ""); x.status != 404 {
 		t.Fatalf("/metrics on the MCP listener: %d", x.status)
 	}
@@ -296,7 +296,7 @@ func TestReadinessDuringStartup(t *testing.T) {
 	re := regexp.MustCompile(`msg="serving metrics and probes" url=(http://\S+)/metrics`)
 	var side string
 	waitFor(t, 30*time.Second, "the metrics listener", func() bool {
-		if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
+		if m := re.FindStringSubmatch(s.Stderr.String()); m != nil {
 			side = m[1]
 			return true
 		}
@@ -310,7 +310,7 @@ func TestReadinessDuringStartup(t *testing.T) {
 	if x := httpDo(t, http.MethodGet, side+"/healthz", nil, ""); x.status != 200 || strings.TrimSpace(x.body) != "ok" {
 		t.Fatalf("/healthz during the initial load: %d %q", x.status, x.body)
 	}
-	if strings.Contains(s.stderr.String(), "modules loaded") {
+	if strings.Contains(s.Stderr.String(), "modules loaded") {
 		t.Fatal("the load ended before the probes: the test did not test the start-up")
 	}
 	waitFor(t, describe+60*time.Second, "/readyz once loaded", func() bool {
@@ -319,7 +319,7 @@ func TestReadinessDuringStartup(t *testing.T) {
 	// The load's end is logged just before readiness (the log may trail
 	// through the pipe).
 	waitFor(t, 10*time.Second, "the end of the load in the log", func() bool {
-		logs := s.stderr.String()
+		logs := s.Stderr.String()
 		return strings.Contains(logs, "modules loaded") && strings.Contains(logs, "module refused")
 	})
 	if x := httpDo(t, http.MethodGet, side+"/healthz", nil, ""); x.status != 200 {

@@ -78,7 +78,7 @@ func TestReferenceToolSets(t *testing.T) {
 			})
 			t.Run("http", func(t *testing.T) {
 				s := startServe(t, "--tools", dir, "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false")
-				c := &httpClient{t: t, url: s.url, ch: make(chan string, 1)}
+				c := &httpClient{t: t, url: s.URL, ch: make(chan string, 1)}
 				// c.request declares no capability; httpAsk declares
 				// elicitation.
 				assertReference(t, c, c, func(answer string) map[string]any { return httpAsk(t, c, answer) })

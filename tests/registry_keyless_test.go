@@ -70,10 +70,10 @@ func TestRegistryKeyless(t *testing.T) {
 	s := e.serve(t)
 	c := newStdioClient(t, s)
 	if got := callVersion(t, c); !strings.Contains(got, "version v1") {
-		t.Fatalf("served: %s\n%s", got, s.stderr)
+		t.Fatalf("served: %s\n%s", got, s.Stderr)
 	}
-	s.stdin.Close()
-	_ = s.cmd.Wait()
+	s.Stdin.Close()
+	_ = s.Cmd.Wait()
 
 	cases := []struct {
 		tag  string

@@ -41,8 +41,8 @@ func TestRegistrySigned(t *testing.T) {
 	if got := callVersion(t, c); !strings.Contains(got, "version v1") {
 		t.Fatalf("served: %s", got)
 	}
-	s.stdin.Close()
-	_ = s.cmd.Wait()
+	s.Stdin.Close()
+	_ = s.Cmd.Wait()
 
 	// An Ed25519 key (keygen --algorithm ed25519): push --sign writes a
 	// DSSE statement naming the digest; pull --key verifies it; the
@@ -138,14 +138,14 @@ func TestRegistryKeyRevokedExpired(t *testing.T) {
 	if err := os.WriteFile(lockPath, append([]byte(fmt.Sprintf("revoked_keys = [%q]\n", fp[1])), lock...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitNote(t, c, "notifications/tools/list_changed", 30*time.Second)
 	if got := callVersion(t, c); !strings.Contains(got, "-32602") {
 		t.Fatalf("a tool signed by a revoked key is still served: %s", got)
 	}
-	logs := s.stderr.String()
+	logs := s.Stderr.String()
 	if !strings.Contains(logs, "pulled tool refused; not served") || !strings.Contains(logs, "check=signature") || !strings.Contains(logs, "signature refused (revoked)") || !strings.Contains(logs, string(fp[1])) {
 		t.Fatalf("the revocation is not logged as such:\n%s", logs)
 	}

@@ -160,8 +160,8 @@ func TestRegistryPullServe(t *testing.T) {
 	if got := callVersion(t, c); !strings.Contains(got, "version v1") {
 		t.Fatalf("served: %s", got)
 	}
-	s.stdin.Close()
-	_ = s.cmd.Wait()
+	s.Stdin.Close()
+	_ = s.Cmd.Wait()
 
 	// The registry is down: the cached, verified tool is served.
 	e.reg.Stop()
@@ -169,7 +169,7 @@ func TestRegistryPullServe(t *testing.T) {
 	s = e.serve(t)
 	c = newStdioClient(t, s)
 	if got := callVersion(t, c); !strings.Contains(got, "version v1") {
-		t.Fatalf("served with the registry down: %s\n%s", got, s.stderr)
+		t.Fatalf("served with the registry down: %s\n%s", got, s.Stderr)
 	}
 }
 
@@ -218,7 +218,7 @@ func TestRegistryTamper(t *testing.T) {
 	writeLock(t, e.tools, "reload", e.reg.Addr+"/tools/reload:v1", d1, "signed = false\napproved = []\n")
 	s := startServe(t, "--tools", e.tools, "--cache-dir", filepath.Join(t.TempDir(), "c"), "--docker-config", e.dockerCfg)
 	waitFor(t, 10*time.Second, "the refusal", func() bool {
-		return strings.Contains(s.stderr.String(), "pulled tool refused; not served") && strings.Contains(s.stderr.String(), "check=digest")
+		return strings.Contains(s.Stderr.String(), "pulled tool refused; not served") && strings.Contains(s.Stderr.String(), "check=digest")
 	})
 	if _, err := os.Stat(filepath.Join(e.tools, "reload.wasm")); err == nil {
 		t.Fatal("a refused tool was installed")
@@ -253,7 +253,7 @@ func TestRegistryUnsignedRefused(t *testing.T) {
 	writeLock(t, e.tools, "reload", e.reg.Addr+"/tools/reload:v1", d1, "key = \"publisher.pub\"\napproved = []\n")
 	s := e.serve(t)
 	waitFor(t, 10*time.Second, "the refusal", func() bool {
-		return strings.Contains(s.stderr.String(), "check=signature")
+		return strings.Contains(s.Stderr.String(), "check=signature")
 	})
 	c := newStdioClient(t, s)
 	if got := callVersion(t, c); !strings.Contains(got, "-32602") {
@@ -277,14 +277,14 @@ func TestRegistryGrants(t *testing.T) {
 	if got := callVersion(t, c); !strings.Contains(got, "-32602") {
 		t.Fatalf("served before approval: %s", got)
 	}
-	if !strings.Contains(s.stderr.String(), "check=approval") {
-		t.Fatalf("no approval refusal logged:\n%s", s.stderr)
+	if !strings.Contains(s.Stderr.String(), "check=approval") {
+		t.Fatalf("no approval refusal logged:\n%s", s.Stderr)
 	}
 	e.run(t, true, "approve", "reload", "-o", e.tools)
 	// An update asking for more is pushed to the tag before the SIGHUP:
 	// the approved v1 is served, the update refused.
 	e.push(t, "v2", "timeout = \"20s\"\nmemory = \"128MiB\"\n", "tools/reload:stable")
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitNote(t, c, "notifications/tools/list_changed", 30*time.Second)
@@ -292,10 +292,10 @@ func TestRegistryGrants(t *testing.T) {
 		t.Fatalf("after approval: %s", got)
 	}
 	waitFor(t, 10*time.Second, "the update's refusal", func() bool {
-		return strings.Contains(s.stderr.String(), "update refused: it asks for more than was approved")
+		return strings.Contains(s.Stderr.String(), "update refused: it asks for more than was approved")
 	})
-	if !strings.Contains(s.stderr.String(), `memory = \"128MiB\"`) {
-		t.Fatalf("the refusal does not say what the update asks for:\n%s", s.stderr)
+	if !strings.Contains(s.Stderr.String(), `memory = \"128MiB\"`) {
+		t.Fatalf("the refusal does not say what the update asks for:\n%s", s.Stderr)
 	}
 	lock, _ := os.ReadFile(filepath.Join(e.tools, "wasmcp.lock"))
 	if !strings.Contains(string(lock), "pending_digest") {
@@ -303,7 +303,7 @@ func TestRegistryGrants(t *testing.T) {
 	}
 	// Approved, the update is served on the next SIGHUP.
 	e.run(t, true, "approve", "reload", "-o", e.tools)
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitNote(t, c, "notifications/tools/list_changed", 30*time.Second)

@@ -82,10 +82,10 @@ func TestReloadHTTP(t *testing.T) {
 	s := startServe(t, "--tools", dir, "--cache-dir", cache, "--http", "127.0.0.1:0")
 	// One stream asks for tool changes; another asks only for prompt
 	// changes and must get nothing else.
-	tools := newHTTPClient(t, s.url, `{"toolsListChanged":true}`)
-	prompts := newHTTPClient(t, s.url, `{"promptsListChanged":true}`)
+	tools := newHTTPClient(t, s.URL, `{"toolsListChanged":true}`)
+	prompts := newHTTPClient(t, s.URL, `{"promptsListChanged":true}`)
 	// A legacy session's GET stream gets every kind.
-	legacy := openLegacySession(t, s.url)
+	legacy := openLegacySession(t, s.URL)
 	reloadScenario(t, dir, s, tools, tools, v1, v2)
 
 	// add, replace (the prompt's description names the version), delete
@@ -200,7 +200,7 @@ func reloadScenario(t *testing.T, dir string, s *served, c mcpClient, notes mcpC
 	deployFile(t, dir, "reload.wasm", []byte("\x00asm\x01\x00\x00\x00not a module"))
 	path := filepath.Join(dir, "reload.wasm")
 	waitFor(t, notice, "the refusal", func() bool {
-		for _, line := range strings.Split(s.stderr.String(), "\n") {
+		for _, line := range strings.Split(s.Stderr.String(), "\n") {
 			if strings.Contains(line, "module refused") && strings.Contains(line, path) && strings.Contains(line, "does not compile") {
 				return true
 			}
@@ -247,7 +247,7 @@ func TestReloadSIGHUP(t *testing.T) {
 		t.Fatalf("notification without watching: %s", msg)
 	default:
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitNote(t, c, "notifications/tools/list_changed", 30*time.Second)

@@ -207,7 +207,7 @@ func TestRustSDKReference(t *testing.T) {
 		t.Errorf("prompts/get without name: %v", e)
 	}
 	if t.Failed() {
-		t.Logf("server log:\n%s", s.stderr.String())
+		t.Logf("server log:\n%s", s.Stderr.String())
 	}
 }
 

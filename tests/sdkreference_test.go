@@ -80,9 +80,9 @@ type sdkrefClient struct {
 }
 
 func newSDKRefClient(t *testing.T, s *served) *sdkrefClient {
-	c := &sdkrefClient{t: t, in: s.stdin, lines: make(chan map[string]any, 256)}
+	c := &sdkrefClient{t: t, in: s.Stdin, lines: make(chan map[string]any, 256)}
 	go func() {
-		sc := bufio.NewScanner(s.stdout)
+		sc := bufio.NewScanner(s.Stdout)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
 			var m map[string]any

@@ -61,7 +61,7 @@ func TestSkillsDirectoryServedAndReloaded(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; server log:\n%s", what, s.stderr.String())
+				t.Fatalf("timed out waiting for %s; server log:\n%s", what, s.Stderr.String())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -95,7 +95,7 @@ func TestSkillsDirectoryServedAndReloaded(t *testing.T) {
 	// A skill whose name is not its directory's is refused and logged;
 	// the others keep serving. A removed skill goes away.
 	writeSkillFile(t, skills, "gamma/SKILL.md", skillMD("delta", "misnamed"))
-	waitFor("gamma refused", func() bool { return strings.Contains(s.stderr.String(), "skill refused") })
+	waitFor("gamma refused", func() bool { return strings.Contains(s.Stderr.String(), "skill refused") })
 	if err := os.RemoveAll(filepath.Join(skills, "beta")); err != nil {
 		t.Fatal(err)
 	}

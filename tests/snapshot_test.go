@@ -127,8 +127,8 @@ func TestSnapshotGuest(t *testing.T) {
 	waitFor(t, 2*time.Minute, "version 2 to serve", func() bool {
 		return toolText(t, call(fmt.Sprint(time.Now().UnixNano()), "count", "")) == "v2:42"
 	})
-	if n := strings.Count(s.stderr.String(), "module runs from a snapshot"); n < 2 {
-		t.Fatalf("%d snapshots logged; want one per version:\n%s", n, s.stderr.String())
+	if n := strings.Count(s.Stderr.String(), "module runs from a snapshot"); n < 2 {
+		t.Fatalf("%d snapshots logged; want one per version:\n%s", n, s.Stderr.String())
 	}
 
 	// Tasks (a 2025-11-25 session): one completes, one is cancelled.

@@ -29,7 +29,7 @@ func slowStartTools(t *testing.T) string {
 }
 
 // loadedYet reports whether the server logged the end of its initial load.
-func loadedYet(s *served) bool { return strings.Contains(s.stderr.String(), "modules loaded") }
+func loadedYet(s *served) bool { return strings.Contains(s.Stderr.String(), "modules loaded") }
 
 // TestStdioAnswersDuringTheInitialLoad: over stdio, initialize is answered
 // while a module is still loading (its describe run takes 5 s), a call of
@@ -73,8 +73,8 @@ func TestHTTPServesDuringTheInitialLoad(t *testing.T) {
 	t.Parallel()
 	tools := slowStartTools(t)
 	s := startServeLoading(t, "--tools", tools, "--http", "127.0.0.1:0", "--cache-dir", t.TempDir(), "--watch=false", "--describe-timeout", "60s")
-	readyz := strings.TrimSuffix(s.url, "/mcp") + "/readyz"
-	init := httpDo(t, http.MethodPost, s.url, nil,
+	readyz := strings.TrimSuffix(s.URL, "/mcp") + "/readyz"
+	init := httpDo(t, http.MethodPost, s.URL, nil,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
 	if init.status != 200 || !strings.Contains(init.body, `"serverInfo"`) {
 		t.Fatalf("initialize during the load: %d %s", init.status, init.body)
@@ -86,7 +86,7 @@ func TestHTTPServesDuringTheInitialLoad(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "catalog not loaded") {
 		t.Fatalf("/readyz during the load: %d %s", r.status, r.body)
 	}
-	c := &httpClient{t: t, url: s.url}
+	c := &httpClient{t: t, url: s.URL}
 	if got := c.request("tools/call", `{"name":"small_hello","arguments":{}}`, nil); !strings.Contains(got, "hello from small v1") {
 		t.Fatalf("the loaded module's call: %s", got)
 	}

@@ -15,10 +15,10 @@ import (
 func TestStdioExitsWhenTheClientLeavesDuringElicitation(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", exampleTools(t), "--cache-dir", compileCache, "--watch=false", "--timeout", "60s")
-	out := bufio.NewScanner(s.stdout)
+	out := bufio.NewScanner(s.Stdout)
 	out.Buffer(make([]byte, 1<<20), 16<<20)
 	send := func(line string) {
-		if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		if _, err := io.WriteString(s.Stdin, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,13 +37,13 @@ func TestStdioExitsWhenTheClientLeavesDuringElicitation(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm_plan","arguments":{"plan":"ship it"}}}`)
 	waitLine(`"method":"elicitation/create"`)
 	start := time.Now()
-	s.stdin.Close()
+	s.Stdin.Close()
 	go func() {
 		for out.Scan() {
 		}
 	}()
 	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	go func() { done <- s.Cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {

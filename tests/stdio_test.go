@@ -31,7 +31,7 @@ func newRawSession(t *testing.T, s *served) *rawSession {
 }
 
 func (r *rawSession) read() {
-	sc := bufio.NewScanner(r.s.stdout)
+	sc := bufio.NewScanner(r.s.Stdout)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -74,7 +74,7 @@ func (r *rawSession) read() {
 }
 
 func (r *rawSession) send(line string) {
-	if _, err := r.s.stdin.Write([]byte(line + "\n")); err != nil {
+	if _, err := r.s.Stdin.Write([]byte(line + "\n")); err != nil {
 		r.t.Errorf("write: %v", err)
 	}
 }

@@ -139,7 +139,7 @@ type stdioLegacy struct {
 func newStdioLegacy(t *testing.T, s *served) *stdioLegacy {
 	c := &stdioLegacy{t: t, s: s, r: newRouter()}
 	go func() {
-		sc := bufio.NewScanner(s.stdout)
+		sc := bufio.NewScanner(s.Stdout)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
 			c.r.route(sc.Text())
@@ -153,7 +153,7 @@ func newStdioLegacy(t *testing.T, s *served) *stdioLegacy {
 func (c *stdioLegacy) send(line string) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if _, err := io.WriteString(c.s.stdin, line+"\n"); err != nil {
+	if _, err := io.WriteString(c.s.Stdin, line+"\n"); err != nil {
 		c.t.Errorf("writing to wasmcp: %v", err)
 	}
 }
@@ -268,16 +268,16 @@ func TestTasksLegacyStdio(t *testing.T) {
 
 func TestTasksLegacyHTTP(t *testing.T) {
 	s := startServe(t, "--tools", taskTools(t), "--http", "127.0.0.1:0", "--cache-dir", compileCache, "--watch=false", "--data-dir", "-")
-	c := newHTTPLegacy(t, s.url)
+	c := newHTTPLegacy(t, s.URL)
 	legacyTaskScenario(t, c)
 	// A graceful shutdown with a task running: it ends promptly, the
 	// task's guest stopped.
 	resultMap(t, c.call("tools/call", `{"name":"slow_compute","arguments":{"seconds":60},"task":{}}`))
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	go func() { done <- s.Cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -449,7 +449,7 @@ func TestTaskCancelStopsBusyGuest(t *testing.T) {
 	}
 	var latency time.Duration
 	waitFor(t, 10*time.Second, "the guest to stop", func() bool {
-		for _, m := range stopLatency.FindAllStringSubmatch(s.stderr.String(), -1) {
+		for _, m := range stopLatency.FindAllStringSubmatch(s.Stderr.String(), -1) {
 			if m[1] == id {
 				d, err := time.ParseDuration(m[2])
 				if err != nil {
@@ -496,10 +496,10 @@ func TestTaskRestart(t *testing.T) {
 	resultMap(t, c.call("tasks/result", `{"taskId":"`+done+`"}`))
 	running := resultMap(t, c.call("tools/call", `{"name":"slow_compute","arguments":{"seconds":60},"task":{}}`))["task"].(map[string]any)["taskId"].(string)
 	// The process dies.
-	if err := s.cmd.Process.Kill(); err != nil {
+	if err := s.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = s.cmd.Wait()
+	_ = s.Cmd.Wait()
 
 	s2 := startServe(t, args...)
 	c2 := newStdioLegacy(t, s2)

@@ -156,7 +156,7 @@ func TestDocTypeScript(t *testing.T) {
 	for _, name := range order {
 		for _, m := range regexp.MustCompile(`server\.(registerTool|registerPrompt|registerResource)\("([^"]+)"`).FindAllStringSubmatch(files[name], -1) {
 			if !listed[kinds[m[1]]+":"+m[2]] {
-				t.Errorf("%s registers %s %q, which wasmcp does not list (%s):\n%s", name, m[1], m[2], kinds[m[1]], s.stderr.String())
+				t.Errorf("%s registers %s %q, which wasmcp does not list (%s):\n%s", name, m[1], m[2], kinds[m[1]], s.Stderr.String())
 			}
 		}
 	}

@@ -172,7 +172,7 @@ func TestBattery(t *testing.T) {
 			if transport == "stdio" {
 				c = newStdioClient(t, srv)
 			} else {
-				c = &httpClient{url: srv.url}
+				c = &httpClient{url: srv.URL}
 			}
 			if r := c.call(t, "echo", `{"text":"ready"}`); r.text != "echo: ready" {
 				t.Fatalf("the good module does not answer: %s", r)
@@ -223,12 +223,12 @@ func TestBattery(t *testing.T) {
 					if r.rpcCode != -32602 || !strings.Contains(r.rpcMsg, "Unknown tool: clear_interrupt") {
 						t.Fatalf("want the tool unknown (its module refused), got %s", r)
 					}
-					if log := srv.stderr.String(); !strings.Contains(log, "module refused") || !strings.Contains(log, "unstoppable.wasm") {
+					if log := srv.Stderr.String(); !strings.Contains(log, "module refused") || !strings.Contains(log, "unstoppable.wasm") {
 						t.Errorf("the log does not say unstoppable.wasm was refused")
 					}
 				})
 			})
-			if !srv.alive() {
+			if !srv.Alive() {
 				t.Fatal("the server exited")
 			}
 			if r := c.call(t, "echo", `{"text":"still here"}`); r.text != "echo: still here" {

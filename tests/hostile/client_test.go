@@ -1,17 +1,11 @@
 package hostile
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,14 +19,7 @@ import (
 // per call).
 
 // server is a running wasmcp serve.
-type server struct {
-	cmd    *exec.Cmd
-	stderr *e2e.LockedBuffer
-	stdin  io.WriteCloser // stdio only
-	stdout io.ReadCloser  // stdio only
-	url    string         // HTTP only
-	done   chan struct{}  // closed when the process exits
-}
+type server = e2e.Serve
 
 // startServer starts wasmcp serve on the battery's tools directory over
 // transport ("stdio" or "http"). Server-wide defaults are generous (64
@@ -47,82 +34,16 @@ func startServer(t *testing.T, transport string) *server {
 // directory dir, with extra flags.
 func startServerIn(t *testing.T, transport, dir string, extra ...string) *server {
 	t.Helper()
-	args := []string{"serve", "--tools", dir, "--cache-dir", cacheDir, "--watch=false",
+	args := []string{"--tools", dir, "--cache-dir", cacheDir, "--watch=false",
 		"--memory", "64", "--timeout", "10s", "--max-output", "4"}
 	args = append(args, extra...)
 	if transport == "http" {
 		args = append(args, "--http", "127.0.0.1:0")
 	}
-	s := &server{stderr: &e2e.LockedBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(wasmcpBin, args...)
-	s.cmd.Env = append(os.Environ(), hostEnv+"=from-host", secretEnv+"=s3cret")
-	s.cmd.Stderr = s.stderr
-	var err error
-	if transport == "stdio" {
-		if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		if s.stdout, err = s.cmd.StdoutPipe(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
-		if s.stdin != nil {
-			s.stdin.Close()
-		}
-		_ = s.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-		}
-		if t.Failed() {
-			t.Logf("wasmcp stderr (last 8 KiB):\n%s", tail(s.stderr.String(), 8<<10))
-		}
-	})
-	if transport == "http" {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			if m := re.FindStringSubmatch(s.stderr.String()); m != nil {
-				s.url = m[1]
-				break
-			}
-			select {
-			case <-s.done:
-				t.Fatalf("wasmcp serve --http exited: %s", s.stderr)
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("wasmcp serve --http did not report its address: %s", s.stderr)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	return s
+	return e2e.StartServe(t, wasmcpBin, []string{hostEnv + "=from-host", secretEnv + "=s3cret"}, args...)
 }
 
-// alive reports whether the server process is still running.
-func (s *server) alive() bool {
-	select {
-	case <-s.done:
-		return false
-	default:
-		return true
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
+func tail(s string, n int) string { return e2e.Tail(s, n) }
 
 // reply is the answer to one tools/call.
 type reply struct {
@@ -216,79 +137,25 @@ func quote(s string) string {
 // guest's requests stay outstanding.
 type stdioClient struct {
 	counters
-	in      io.Writer
-	wmu     sync.Mutex
-	next    atomic.Int64
-	mu      sync.Mutex
-	waiting map[string]chan string
+	c *e2e.StdioClient
 }
 
 func newStdioClient(t *testing.T, s *server) *stdioClient {
-	c := &stdioClient{in: s.stdin, waiting: map[string]chan string{}}
-	go c.read(s.stdout)
-	init := c.request(t, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"hostile-battery","version":"1"}}`)
-	if !strings.Contains(init, `"result"`) {
-		t.Fatalf("initialize: %s", init)
-	}
-	c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c := &stdioClient{}
+	c.c = e2e.NewStdioClient(t, s, `{"elicitation":{}}`, c.count)
 	return c
 }
 
-func (c *stdioClient) send(t *testing.T, line string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		t.Errorf("writing to wasmcp: %v", err)
-	}
-}
-
-func (c *stdioClient) read(out io.Reader) {
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 32<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal([]byte(line), &m) != nil {
-			continue
-		}
-		if m.Method != "" {
-			c.count(m.Method, line)
-			continue
-		}
-		c.mu.Lock()
-		ch, ok := c.waiting[string(m.ID)]
-		delete(c.waiting, string(m.ID))
-		c.mu.Unlock()
-		if !ok {
-			c.nExtra.Add(1)
-			continue
-		}
-		ch <- line
-	}
-}
-
 func (c *stdioClient) request(t *testing.T, method, params string) string {
-	id := fmt.Sprint(c.next.Add(1))
-	ch := make(chan string, 1)
-	c.mu.Lock()
-	c.waiting[id] = ch
-	c.mu.Unlock()
-	c.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`","params":`+params+`}`)
-	select {
-	case resp := <-ch:
-		return resp
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no answer to %s %s within a minute", method, params)
-		return ""
-	}
+	return c.c.Request(t, method, params, nil)
 }
 
 func (c *stdioClient) call(t *testing.T, tool, args string) reply {
 	return parseReply(c.request(t, "tools/call", callParams(tool, args)))
 }
+
+// extra counts the responses no request awaited.
+func (c *stdioClient) extra() int64 { return c.c.Extra() }
 
 // httpClient speaks 2026-07-28 over Streamable HTTP: each call is a POST
 // whose answer is JSON or an SSE stream of notifications and the response.
@@ -299,7 +166,7 @@ type httpClient struct {
 	next atomic.Int64
 }
 
-const modernVersion = "2026-07-28"
+const modernVersion = e2e.ModernVersion
 
 func (c *httpClient) call(t *testing.T, tool, args string) reply {
 	id := fmt.Sprint(c.next.Add(1))
@@ -309,16 +176,7 @@ func (c *httpClient) call(t *testing.T, tool, args string) reply {
 	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"_meta":` + meta + `,` + callParams(tool, args)[1:] + `}`
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", modernVersion)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e2e.Post(ctx, c.url, "tools/call", tool, body)
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", tool, err)
 	}
@@ -328,26 +186,13 @@ func (c *httpClient) call(t *testing.T, tool, args string) reply {
 		return parseReply(string(b))
 	}
 	var final string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 32<<20)
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "data:") {
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-			continue
-		}
-		if line != "" || len(data) == 0 {
-			continue
-		}
-		msg := strings.Join(data, "\n")
-		data = data[:0]
+	err = e2e.ReadSSE(resp.Body, func(msg string) bool {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
 		if json.Unmarshal([]byte(msg), &m) != nil {
-			continue
+			return true
 		}
 		switch {
 		case m.Method != "":
@@ -357,9 +202,10 @@ func (c *httpClient) call(t *testing.T, tool, args string) reply {
 		default:
 			c.nExtra.Add(1)
 		}
-	}
+		return true
+	})
 	if final == "" {
-		t.Fatalf("tools/call %s: the event stream ended without a response (%v)", tool, sc.Err())
+		t.Fatalf("tools/call %s: the event stream ended without a response (%v)", tool, err)
 	}
 	return parseReply(final)
 }

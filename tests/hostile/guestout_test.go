@@ -37,7 +37,7 @@ func TestGuestOutputChecked(t *testing.T) {
 			if transport == "stdio" {
 				c = newStdioClient(t, srv)
 			} else {
-				c = &httpClient{url: srv.url}
+				c = &httpClient{url: srv.URL}
 			}
 			cases := []struct {
 				tool  string
@@ -99,7 +99,7 @@ func TestGuestOutputChecked(t *testing.T) {
 			if r := c.call(t, "costly_call", "{}"); r.rpcCode != -32602 || !strings.Contains(r.rpcMsg, "Unknown tool") {
 				t.Errorf("the exponential schema's tool: want it unknown (its module refused), got %s", r)
 			}
-			log := srv.stderr.String()
+			log := srv.Stderr.String()
 			if !strings.Contains(log, "costly.wasm") || !strings.Contains(log, "too costly") {
 				t.Errorf("the log does not say costly.wasm was refused for its schema")
 			}
@@ -119,7 +119,7 @@ func TestGuestOutputChecked(t *testing.T) {
 					t.Errorf("resources/list: %s", tail(resources, 600))
 				}
 			} else {
-				checkSSEWire(t, srv.url)
+				checkSSEWire(t, srv.URL)
 			}
 			if after := c.call(t, "echo", `{"text":"after"}`); after.text != "echo: after" {
 				t.Errorf("the host stopped serving: %s", after)

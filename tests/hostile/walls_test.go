@@ -155,7 +155,7 @@ func TestLoadTimeWalls(t *testing.T) {
 	}
 	waitLog(t, srv, 60*time.Second, "modules loaded")
 	t.Logf("initial load ended after %s", time.Since(start).Round(time.Millisecond))
-	log := srv.stderr.String()
+	log := srv.Stderr.String()
 	for _, m := range wallModules {
 		line := logLine(log, m.name+".wasm")
 		if !strings.Contains(line, "module refused") || !strings.Contains(line, "limit "+m.key+")") {
@@ -165,21 +165,21 @@ func TestLoadTimeWalls(t *testing.T) {
 	if r := c.call(t, "manyfuncs_anything", "{}"); r.rpcCode != -32602 {
 		t.Errorf("a tool of no loaded module: %s", r)
 	}
-	peak := procStatusKiB(t, srv.cmd.Process.Pid, "VmHWM") / 1024
+	peak := procStatusKiB(t, srv.Cmd.Process.Pid, "VmHWM") / 1024
 	t.Logf("peak RSS %d MiB (bound %d MiB)", peak, wallPeakMiB)
 	if peak > wallPeakMiB {
 		t.Errorf("peak RSS %d MiB, over the bound of %d MiB", peak, wallPeakMiB)
 	}
-	waitIdle(t, srv.cmd.Process.Pid, 5*time.Second)
+	waitIdle(t, srv.Cmd.Process.Pid, 5*time.Second)
 	if r := c.call(t, "echo", `{"text":"after"}`); r.text != "echo: after" {
 		t.Fatalf("the good module after the walls: %s", r)
 	}
 	sigterm := time.Now()
-	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := srv.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-srv.done:
+	case <-srv.Done():
 		t.Logf("SIGTERM ended the server in %s", time.Since(sigterm).Round(time.Millisecond))
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server was still running 10 s after SIGTERM")
@@ -196,7 +196,7 @@ const wallPeakMiB = 250
 func waitLog(t *testing.T, s *server, d time.Duration, phrase string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
-	for !strings.Contains(s.stderr.String(), phrase) {
+	for !strings.Contains(s.Stderr.String(), phrase) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the log does not say %q within %s", phrase, d)
 		}
@@ -308,7 +308,7 @@ func TestRecursionWithinTheBudget(t *testing.T) {
 	if r := c.call(t, "echo", `{"text":"ready"}`); r.text != "echo: ready" {
 		t.Fatalf("the good module does not answer: %s", r)
 	}
-	base := procStatusKiB(t, srv.cmd.Process.Pid, "VmHWM") / 1024
+	base := procStatusKiB(t, srv.Cmd.Process.Pid, "VmHWM") / 1024
 	replies := make([]reply, 4)
 	var wg sync.WaitGroup
 	for i := range replies {
@@ -337,12 +337,12 @@ func TestRecursionWithinTheBudget(t *testing.T) {
 	if overflows == 0 {
 		t.Error("no recursion ran to its stack overflow")
 	}
-	peak := procStatusKiB(t, srv.cmd.Process.Pid, "VmHWM") / 1024
+	peak := procStatusKiB(t, srv.Cmd.Process.Pid, "VmHWM") / 1024
 	t.Logf("%d of 4 recursions ran (the others busy); peak RSS %d MiB (%d MiB before them, bound %d)", overflows, peak, base, base+recursionBoundMiB)
 	if peak > base+recursionBoundMiB {
 		t.Errorf("peak RSS %d MiB: more than %d MiB over the %d MiB before the recursions", peak, recursionBoundMiB, base)
 	}
-	waitIdle(t, srv.cmd.Process.Pid, 5*time.Second)
+	waitIdle(t, srv.Cmd.Process.Pid, 5*time.Second)
 }
 
 // recursionBoundMiB bounds what the recursions add to the peak RSS: one

@@ -1,7 +1,8 @@
-// Package e2e holds what the end-to-end test packages (tests,
-// tests/hostile, tests/interop) share: building the wasmcp command once per
-// test binary, and a buffer for a server's stderr that tests read while
-// the server writes.
+// Package e2e is the one end-to-end harness the test packages (tests,
+// tests/hostile, tests/interop) share: building the wasmcp command once
+// per test binary, a `wasmcp serve` process (Serve), an MCP session over
+// its stdio (StdioClient), the 2026-07-28 POST and an SSE reader, and a
+// buffer for a server's stderr that tests read while the server writes.
 package e2e
 
 import (
