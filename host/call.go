@@ -154,15 +154,36 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 
 	id := m.seq.Add(1)
 	c := &call{m: m, code: code, id: id, peer: peer, limits: m.policy.Limits}
-	if budget > 0 && budget < c.limits.Timeout {
-		c.limits.Timeout = budget
-	}
 	c.idText = strconv.AppendInt(nil, id, 10)
 	c.log = m.engine.log
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	c.ctx, c.cancel = ctx, cancel
-	tctx, stop := context.WithTimeoutCause(ctx, c.limits.Timeout, m.timeoutCause(c.limits.Timeout))
+	var tctx context.Context
+	var stop context.CancelFunc
+	if budget > 0 {
+		// A run at load: its deadline counts the guest's own time
+		// (guesttime.go), under a wall-clock ceiling.
+		limit, what := budget, "--describe-timeout"
+		if c.limits.Timeout < limit {
+			limit, what = c.limits.Timeout, "limit timeout"
+		}
+		gt, unlock := startGuestTime()
+		defer unlock()
+		c.guest = gt
+		ceiling := m.engine.loadCeiling(limit)
+		c.limits.Timeout = ceiling
+		tctx, stop = context.WithTimeoutCause(ctx, ceiling, cutByCeiling(what, limit, -1, ceiling))
+		stopWatch := gt.watch(tctx, cancel, limit, ceiling,
+			func(used time.Duration) error {
+				_, ok := gt.used()
+				return overDeadline(fmt.Sprintf("deadline of %s exceeded (%s)", limit, what), used, ok)
+			},
+			func(used, wall time.Duration) error { return cutByCeiling(what, limit, used, wall) })
+		defer stopWatch()
+	} else {
+		tctx, stop = context.WithTimeoutCause(ctx, c.limits.Timeout, m.timeoutCause(c.limits.Timeout))
+	}
 	defer stop()
 	c.ctx = tctx
 
@@ -185,6 +206,7 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 		c.ctx = context.WithValue(tctx, callKey{}, c)
 	}
 	c.stdin = newInbox(tctx, first)
+	c.stdin.guest = c.guest
 	if method == "" {
 		c.stdin.close()
 	}
@@ -290,10 +312,12 @@ func (c *call) sleep(ns int64) {
 	if ns > 0 {
 		t := time.NewTimer(time.Duration(ns))
 		defer t.Stop()
+		waited := c.guest.waitUpTo(time.Duration(ns))
 		select {
 		case <-t.C:
 		case <-c.ctx.Done():
 		}
+		waited()
 	}
 	if c.ctx.Err() != nil {
 		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
@@ -326,6 +350,9 @@ type call struct {
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// guest counts the guest's own time of a run at load (guesttime.go);
+	// nil for a tools/call, whose deadline is wall time.
+	guest *guestTime
 	// interrupt, for an instrumented module, makes its loops trap at once
 	// (answer); the call's context ending does the same, asynchronously.
 	interrupt func()
@@ -398,6 +425,10 @@ func (c *call) outcome(runErr error, mod api.Module) (*contract.Reply, error) {
 	if cause := context.Cause(c.ctx); cause != nil && !errors.Is(cause, errAnswered) {
 		if errors.As(cause, &le) {
 			return nil, &GuestError{Module: name, Kind: KindLimit, Msg: le.msg}
+		}
+		var be *busyError
+		if errors.As(cause, &be) {
+			return nil, &GuestError{Module: name, Kind: KindLimit, Msg: be.msg, Err: be}
 		}
 		return nil, &GuestError{Module: name, Kind: KindCanceled, Msg: "call canceled", Err: cause}
 	}

@@ -78,15 +78,22 @@ type Config struct {
 	// Compilations bounds the compilations running at once; zero means
 	// DefaultCompilations().
 	Compilations int
-	// DescribeTimeout is the deadline of a module's describe run at load,
-	// when shorter than its call timeout; zero means
-	// DefaultDescribeTimeout.
+	// DescribeTimeout is the deadline of a module's describe or discovery
+	// run at load, when shorter than its call timeout; zero means
+	// DefaultDescribeTimeout. It counts the guest's own time (CPU and
+	// sleeps), not time spent waiting for a CPU (guesttime.go).
 	DescribeTimeout time.Duration
 	// SnapshotTimeout is the deadline of a reactor's start-up run for its
-	// snapshot, when shorter than its call timeout; zero means
+	// snapshot, in the guest's own time as DescribeTimeout; zero means
 	// DefaultSnapshotTimeout. A start-up that reaches it runs as a plain
 	// reactor, without a snapshot.
 	SnapshotTimeout time.Duration
+	// LoadCeiling is the wall-clock ceiling of a run at load (describe,
+	// discovery, snapshot start-up): a run still going then, its guest
+	// under its own deadline, is cut and the load tried again later
+	// (Transient). Zero means 12 times the run's deadline, at least a
+	// minute.
+	LoadCeiling time.Duration
 	// RunAfterAnswer lets a guest run on after its answer, until its
 	// entry point returns or its deadline passes, so that what it writes
 	// after answering is seen (contract.CallStats.AfterAnswer): wasmcp
@@ -126,6 +133,8 @@ func DefaultCacheDir() string {
 // concurrent use. Modules loaded by an Engine are valid until it is closed.
 type Engine struct {
 	cfg          Config
+	loadCeil     atomic.Int64  // Config.LoadCeiling, in nanoseconds (tests change it)
+	snapRetry    time.Duration // the first wait before a cut start-up is taken again
 	log          *slog.Logger
 	cache        wazero.CompilationCache
 	descs        *descCache
@@ -183,6 +192,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 		snapPool: make(compilePool, cfg.Compilations), ipool: make(compilePool, cfg.Compilations),
 		bgPool: make(compilePool, max(1, cfg.Compilations/2))}
 	e.islots = make(chan struct{}, interpSlots(cap(e.bgPool)))
+	e.loadCeil.Store(int64(cfg.LoadCeiling))
+	e.snapRetry = snapshotRetryFirst
 	switch cfg.CacheDir {
 	case "-":
 		e.cache = wazero.NewCompilationCache()

@@ -50,6 +50,10 @@ type Module struct {
 
 	slot codeSlot // the compiled code, when there is some (code.go)
 
+	// snapRetry: a start-up cut by a busy machine is being taken again
+	// in the background (snapshot.go, retrySnapshot).
+	snapRetry atomic.Bool
+
 	// timeoutErr is the cause of a call's end at the policy's timeout,
 	// made once so that a call does not format it.
 	timeoutErr *limitError

@@ -316,13 +316,23 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		return nil, 0, err
 	}
 	limits := m.policy.Limits
-	deadline, what := e.cfg.SnapshotTimeout, "--snapshot-timeout"
-	if limits.Timeout < deadline {
-		deadline, what = limits.Timeout, "limit timeout"
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, deadline,
-		&limitError{fmt.Sprintf("start-up took longer than the deadline of %s (%s)", deadline, what)})
+	// The deadline counts the guest's own time (guesttime.go), not the
+	// module's call timeout: a start-up runs once, at load.
+	deadline, flag := e.cfg.SnapshotTimeout, "--snapshot-timeout"
+	ceiling := e.loadCeiling(deadline)
+	gt, unlock := startGuestTime()
+	defer unlock()
+	ctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	ctx, cancel := context.WithTimeoutCause(ctx, ceiling, cutByCeiling(flag, deadline, -1, ceiling))
 	defer cancel()
+	stopWatch := gt.watch(ctx, end, deadline, ceiling,
+		func(used time.Duration) error {
+			_, ok := gt.used()
+			return overDeadline(fmt.Sprintf("start-up took longer than the deadline of %s (%s)", deadline, flag), used, ok)
+		},
+		func(used, wall time.Duration) error { return cutByCeiling(flag, deadline, used, wall) })
+	defer stopWatch()
 	rc := wazero.NewRuntimeConfigInterpreter().
 		WithMemoryLimitPages(limits.memoryPages()).
 		WithCloseOnContextDone(true)
@@ -347,6 +357,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 	sleep := func(ns int64) {
 		t := time.NewTimer(time.Duration(ns))
 		defer t.Stop()
+		defer gt.waitUpTo(time.Duration(ns))()
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -421,8 +432,13 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 // startupError says how the start-up run failed.
 func startupError(what string, ctx context.Context, err error) error {
 	var le *limitError
-	if cause := context.Cause(ctx); errors.As(cause, &le) {
+	cause := context.Cause(ctx)
+	if errors.As(cause, &le) {
 		return errors.New(le.msg)
+	}
+	var be *busyError
+	if errors.As(cause, &be) {
+		return fmt.Errorf("start-up %w", be) // Transient: taken again later
 	}
 	return fmt.Errorf("%s failed: %s", what, trimTrap(err.Error()))
 }
@@ -490,8 +506,10 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 	}
 	want, why := wantsSnapshot(wasm, m.policy)
 	var snap snapshot
+	var snapErr error
 	if want && why == "" {
 		s, info, err := e.snapshotOf(wait, ctx, m, wasm)
+		snapErr = err
 		var split []byte
 		if err == nil && m.policy.SharedCode {
 			// The state apart: modules whose snapshots split into the
@@ -523,6 +541,9 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 		why = err.Error()
 	}
 	if want {
+		if snapErr != nil && Transient(snapErr) && m.snapRetry.CompareAndSwap(false, true) {
+			go e.retrySnapshot(m, wasm)
+		}
 		snap.reason = why
 		level := slog.LevelWarn
 		if m.policy.NoSnapshot {
@@ -533,6 +554,60 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 	id := validatedID(m, nil)
 	r, code, interrupt, err := compile(wasm, validated == id)
 	return r, code, interrupt, snap, id, err
+}
+
+// snapshotRetryFirst and snapshotRetryMax bound the backoff between tries
+// of a start-up cut by a busy machine.
+const (
+	snapshotRetryFirst = 5 * time.Second
+	snapshotRetryMax   = 5 * time.Minute
+)
+
+// retrySnapshot takes again, with backoff, the snapshot of m (prepared
+// module wasm) whose start-up the wall-clock ceiling cut while its guest
+// had time left: the machine was busy, and the module must not run without
+// its snapshot for good. Once taken (and cached), m's code is closed when
+// no call runs on it, so the next call compiles from the snapshot. It ends
+// when the module closes or the start-up fails for a reason of its own.
+func (e *Engine) retrySnapshot(m *Module, wasm []byte) {
+	defer m.snapRetry.Store(false)
+	ctx := context.Background()
+	for delay := e.snapRetry; ; delay = min(2*delay, snapshotRetryMax) {
+		e.log.Info("a start-up was cut by a busy machine; its snapshot is taken again later", "module", m.name, "in", delay)
+		if !m.sleepOpen(delay) {
+			return
+		}
+		_, _, err := e.snapshotOf(ctx, ctx, m, wasm)
+		if err == nil {
+			break
+		}
+		if !Transient(err) {
+			e.log.Warn("module runs without a snapshot", "module", m.name, "reason", err.Error())
+			return
+		}
+	}
+	e.log.Info("snapshot taken again; the module's next call compiles from it", "module", m.name)
+	for {
+		if c := m.slot.evict(); c != nil {
+			e.code.removed(m)
+			_ = c.code.Close(ctx)
+			return
+		}
+		m.slot.mu.Lock()
+		gone := m.slot.closed || m.slot.c == nil || m.slot.src == nil
+		m.slot.mu.Unlock()
+		if gone || !m.sleepOpen(time.Second) {
+			return
+		}
+	}
+}
+
+// sleepOpen waits d and reports whether the module is still open.
+func (m *Module) sleepOpen(d time.Duration) bool {
+	time.Sleep(d)
+	m.slot.mu.Lock()
+	defer m.slot.mu.Unlock()
+	return !m.slot.closed
 }
 
 // validatedID names the bytes compileSnapshot compiles for m without

@@ -37,6 +37,10 @@ type inbox struct {
 	// and the guest waits in Poll.
 	nonblock bool
 
+	// guest, for a run at load, counts the guest's waits here as its own
+	// time (guesttime.go); nil for a tools/call.
+	guest *guestTime
+
 	// Answers not yet read: total counts the bytes ever added, read
 	// those the guest has read, and ends holds, in order, the offset
 	// where each answer (answer) not yet wholly read ends. A request
@@ -100,9 +104,12 @@ func (in *inbox) Read(p []byte) (int, error) {
 		}
 		in.waiting = true
 		in.mu.Unlock()
+		waited := in.guest.wait()
 		select {
 		case <-in.ready:
+			waited()
 		case <-in.ctx.Done():
+			waited()
 			return 0, io.EOF
 		}
 	}
@@ -157,10 +164,14 @@ func (in *inbox) Poll(flag experimentalsys.Pflag, timeoutMillis int32) (bool, ex
 		}
 		in.waiting = true
 		in.mu.Unlock()
+		waited := in.guest.wait()
 		select {
 		case <-in.ready:
+			waited()
 		case <-in.ctx.Done():
+			waited()
 		case <-timeout:
+			waited()
 			in.mu.Lock()
 			in.waiting = false
 			in.mu.Unlock()

@@ -15,6 +15,13 @@ type Observer interface {
 	CatalogPublished()
 }
 
+// RetryObserver is an Observer that also hears of files whose load a busy
+// machine cut: retrying true when a retry is scheduled, false when the file
+// loaded, was refused or is gone.
+type RetryObserver interface {
+	ModuleRetrying(module string, retrying bool)
+}
+
 // SetObserver sets the registry's observer; call it before Load.
 func (r *Registry) SetObserver(o Observer) {
 	r.syncMu.Lock()

@@ -50,6 +50,9 @@ type Registry struct {
 	syncMu  sync.Mutex
 	refused map[string]refusal // files refused as they are now
 	busy    map[string]bool    // files being loaded now
+	// retrying counts, by file, the loads a busy machine cut in a row
+	// (host.Transient): the file is loaded again after a backoff.
+	retrying map[string]int
 
 	mu       sync.Mutex
 	modules  map[string]*entry // by file name; guarded by mu
@@ -89,7 +92,7 @@ func New(dir string, engine *host.Engine, srv *protocol.Server, log *slog.Logger
 		log = slog.Default()
 	}
 	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}, refused: map[string]refusal{},
-		busy: map[string]bool{}, ready: make(chan struct{}), loads: make(chan struct{}, maxLoads),
+		retrying: map[string]int{}, busy: map[string]bool{}, ready: make(chan struct{}), loads: make(chan struct{}, maxLoads),
 		index: newStatIndex(dir, engine.CacheDir(), log)}
 }
 
@@ -601,6 +604,10 @@ func (s *fileSync) open(ctx context.Context, known bool) (m *host.Module, out ou
 		if ctx.Err() != nil {
 			return nil, unstable, false // shutting down: not the module's fault
 		}
+		if host.Transient(err) && r.stable(s.path, s.st) {
+			out, _ := r.retryLater(ctx, s.file, err)
+			return nil, out, false
+		}
 		return nil, s.refuse(err), false
 	}
 	if obs := r.getObserver(); obs != nil {
@@ -660,6 +667,7 @@ func (r *Registry) forgetRefusal(file string) {
 	r.syncMu.Lock()
 	delete(r.refused, file)
 	r.syncMu.Unlock()
+	r.doneRetrying(file)
 }
 
 // refusal is the state of a file that was refused: it is not tried again
@@ -680,6 +688,7 @@ func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outc
 	r.refused[file] = refusal{st, pol}
 	obs := r.observer
 	r.syncMu.Unlock()
+	r.doneRetrying(file)
 	if obs != nil {
 		obs.ModuleRefused()
 	}
@@ -694,6 +703,70 @@ func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outc
 		r.log.Error("module refused", "file", path, "reason", reason)
 	}
 	return unchanged, nil
+}
+
+// retryFirst and retryMax bound the backoff between loads of a file that a
+// busy machine cut (host.Transient).
+var (
+	retryFirst = time.Second
+	retryMax   = time.Minute
+)
+
+// retryLater schedules another load of a file whose load a busy machine cut
+// (a run at load reached the wall-clock ceiling with its guest under its
+// own deadline): it is not refused, and is loaded again after a backoff
+// (1 s, doubling, at most a minute) until it loads or is refused for a
+// reason of its own. `wasmcp status` shows it as retrying meanwhile.
+func (r *Registry) retryLater(ctx context.Context, file string, err error) (outcome, *entry) {
+	r.syncMu.Lock()
+	n := r.retrying[file] + 1
+	r.retrying[file] = n
+	obs := r.observer
+	r.syncMu.Unlock()
+	if ro, ok := obs.(RetryObserver); ok {
+		ro.ModuleRetrying(ModuleName(file), true)
+	}
+	delay := retryMax
+	if n <= 10 {
+		delay = min(retryFirst<<(n-1), retryMax)
+	}
+	reason := err.Error()
+	var ge *host.GuestError
+	if errors.As(err, &ge) {
+		reason = ge.Msg
+	}
+	r.log.Warn("module load cut by a busy machine; retrying", "file", filepath.Join(r.dir, file), "reason", reason,
+		"attempt", n, "in", delay)
+	time.AfterFunc(delay, func() {
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if ctx.Err() != nil || closed {
+			return
+		}
+		r.sync(ctx, []string{file})
+	})
+	return unchanged, nil
+}
+
+// doneRetrying ends a file's retries: it loaded, was refused or is gone.
+func (r *Registry) doneRetrying(file string) {
+	r.syncMu.Lock()
+	_, was := r.retrying[file]
+	delete(r.retrying, file)
+	obs := r.observer
+	r.syncMu.Unlock()
+	if ro, ok := obs.(RetryObserver); ok && was {
+		ro.ModuleRetrying(ModuleName(file), false)
+	}
+}
+
+// Retrying returns the files whose load a busy machine cut and that are
+// to be loaded again, with the loads cut in a row.
+func (r *Registry) Retrying() map[string]int {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	return maps.Clone(r.retrying)
 }
 
 // stable reports whether the file still has the stat it had when reading

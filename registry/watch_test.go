@@ -61,10 +61,18 @@ type fixture struct {
 // keeps compilations warm across tests.
 func newFixture(t *testing.T, opts WatchOptions) *fixture {
 	t.Helper()
+	return newFixtureWith(t, opts, host.Config{})
+}
+
+// newFixtureWith is newFixture with the engine's configuration (its cache
+// and logger are the fixture's).
+func newFixtureWith(t *testing.T, opts WatchOptions, cfg host.Config) *fixture {
+	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir(), logs: &syncBuffer{}, changes: make(chan string, 1024)}
 	log := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
-	f.engine, err = host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
+	cfg.CacheDir, cfg.Logger = cacheDir, log
+	f.engine, err = host.NewEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ type Metrics struct {
 	tasks       *prometheus.CounterVec   // status
 	reloads     prometheus.Counter
 	refusals    prometheus.Counter
+	retrying    *prometheus.GaugeVec // module
 	loadTime    prometheus.Histogram
 	wasmBytes   *prometheus.GaugeVec // module
 	compileTime *prometheus.HistogramVec
@@ -89,6 +90,9 @@ func NewMetrics() *Metrics {
 		Help: "Catalogs installed: the initial load and every reload that changed something."})
 	m.refusals = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "module_refusals_total",
 		Help: "Module files refused at load or reload."})
+	m.retrying = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "module_retrying",
+		Help: "1 for each module whose load a busy machine cut (a run at load reached its wall-clock ceiling with its guest under its own deadline); it is loaded again after a backoff."},
+		[]string{"module"})
 	m.loadTime = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "module_load_duration_seconds",
 		Help:    "Time to load a module: compile (or read the compilation cache), instrument and describe.",
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
@@ -112,7 +116,7 @@ func NewMetrics() *Metrics {
 		Help: "Time of a guest's outbound HTTP request, redirects included.", Buckets: durBuckets},
 		[]string{"module"})
 	m.reg.MustRegister(m.calls, m.duration, m.instantiate, m.gateWait, m.output, m.result, m.tasks,
-		m.reloads, m.refusals, m.loadTime, m.wasmBytes, m.compileTime, m.codeBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
+		m.reloads, m.refusals, m.retrying, m.loadTime, m.wasmBytes, m.compileTime, m.codeBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -227,6 +231,15 @@ func (m *Metrics) ModuleLoaded(module string, took time.Duration, wasmBytes int)
 
 // ModuleRefused implements registry.Observer.
 func (m *Metrics) ModuleRefused() { m.refusals.Inc() }
+
+// ModuleRetrying implements registry.RetryObserver.
+func (m *Metrics) ModuleRetrying(module string, retrying bool) {
+	if retrying {
+		m.retrying.WithLabelValues(module).Set(1)
+	} else {
+		m.retrying.DeleteLabelValues(module)
+	}
+}
 
 // CatalogPublished implements registry.Observer.
 func (m *Metrics) CatalogPublished() { m.reloads.Inc() }

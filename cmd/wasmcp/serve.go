@@ -37,6 +37,7 @@ type engineFlags struct {
 	compilations int
 	describe     time.Duration
 	snapTimeout  time.Duration
+	loadCeiling  time.Duration
 	maxFunctions uint
 	maxCode      byteSize
 	// interpFirst is --interpreter-first, a flag of serve only (a
@@ -65,8 +66,9 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	f.codeMemory = byteSize(d.CodeMemory)
 	fs.Var(&f.codeMemory, "code-memory", "budget for compiled code (e.g. 512MiB): past it, the least recently called modules' code is closed and compiled again from the cache on their next call")
 	fs.IntVar(&f.compilations, "compilations", d.Compilations, "modules compiled at once")
-	fs.DurationVar(&f.describe, "describe-timeout", d.DescribeTimeout, "deadline of a module's describe run at load")
-	fs.DurationVar(&f.snapTimeout, "snapshot-timeout", d.SnapshotTimeout, "deadline of a reactor's start-up run for its snapshot (past it, the module runs without a snapshot)")
+	fs.DurationVar(&f.describe, "describe-timeout", d.DescribeTimeout, "deadline of a module's describe run at load, in the guest's own time (CPU and sleeps; waiting for a CPU does not count)")
+	fs.DurationVar(&f.snapTimeout, "snapshot-timeout", d.SnapshotTimeout, "deadline of a reactor's start-up run for its snapshot, in the guest's own time (past it, the module runs without a snapshot)")
+	fs.DurationVar(&f.loadCeiling, "load-ceiling", d.LoadCeiling, "wall-clock ceiling of a run at load (describe, snapshot start-up): a run cut there with its guest under its own deadline waited for a CPU, and its module is loaded again after a backoff (0: 12x the run's deadline, at least 1m)")
 	fs.UintVar(&f.maxFunctions, "max-functions", uint(d.Limits.Structure.Functions), "default cap on a module's functions, checked at load before compiling (policy max_functions overrides it)")
 	f.maxCode = byteSize(d.Limits.Structure.CodeBytes)
 	fs.Var(&f.maxCode, "max-code", "default cap on a module's code section, e.g. 64MiB, checked at load before compiling (policy max_code overrides it)")
@@ -101,6 +103,7 @@ func (f *engineFlags) hostConfig() (host.Config, error) {
 		Compilations:     f.compilations,
 		DescribeTimeout:  f.describe,
 		SnapshotTimeout:  f.snapTimeout,
+		LoadCeiling:      f.loadCeiling,
 		RunAfterAnswer:   f.runAfterAnswer,
 		InterpreterFirst: f.interpFirst,
 	}, nil

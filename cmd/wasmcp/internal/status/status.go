@@ -98,6 +98,15 @@ func writeStatus(w io.Writer, base, ready string, fams map[string]*dto.MetricFam
 		gauge(fams, "wasmcp_modules"), gauge(fams, "wasmcp_tools"), gauge(fams, "wasmcp_tasks_active"),
 		gauge(fams, "wasmcp_http_sessions"), gauge(fams, "wasmcp_http_sse_streams"), gauge(fams, "wasmcp_listen_subscriptions"),
 		gauge(fams, "wasmcp_catalog_publications_total"), gauge(fams, "wasmcp_module_refusals_total"))
+	if f := fams["wasmcp_module_retrying"]; f != nil && len(f.Metric) > 0 {
+		// Loads a busy machine cut: loaded again after a backoff.
+		var names []string
+		for _, m := range f.Metric {
+			names = append(names, labelsOf(m)["module"])
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "retrying %s (a busy machine cut their load; loaded again after a backoff)\n\n", strings.Join(names, " "))
+	}
 	type row struct {
 		calls, errs float64
 		outcomes    map[string]float64
