@@ -37,17 +37,33 @@ const DefaultBudgetWait = 5 * time.Second
 // whole budget holds back (a large call is not passed by small ones); a
 // call held back only by its own module's or principal's share does not
 // hold back the others.
+//
+// No tenant can corner it: every module of the catalog that has no call
+// running has the room of one call (its admission cost) kept for it, up to
+// half the budget in all (reserveFor). The calls of the other modules, and
+// their memory's growth, never take that room, so a module's first call is
+// admitted at once, ahead of the calls waiting, however many calls other
+// modules run under however many names and callers, as long as the idle
+// modules' calls fit in half the budget (with calls of 177 MiB, 34 modules
+// under the default budget of 12 GiB, 2 under 1 GiB; past that, the half
+// is shared and a first call may wait for a call to end).
 type memBudget struct {
 	total int64
 	share int64 // the most one module or one principal holds
 	wait  time.Duration
 
-	mu    sync.Mutex
-	used  int64
-	mods  map[string]int64
-	users map[string]int64
-	queue []*memWaiter
-	freed chan struct{} // closed at the next release; nil until someone waits for one
+	mu   sync.Mutex
+	used int64
+	mods map[string]int64
+	// slots are the catalog's modules by name, each with its admission
+	// cost (register); nameCost is the largest of each name's, idleSum
+	// the sum of nameCost over the names with no call running.
+	slots    map[string]map[*Module]int64
+	nameCost map[string]int64
+	idleSum  int64
+	users    map[string]int64
+	queue    []*memWaiter
+	freed    chan struct{} // closed at the next release; nil until someone waits for one
 }
 
 // memWaiter is a call waiting for room.
@@ -82,7 +98,8 @@ func newMemBudget(bytes int64, wait time.Duration) *memBudget {
 	if wait <= 0 {
 		wait = DefaultBudgetWait
 	}
-	return &memBudget{total: bytes, share: bytes / 2, wait: wait, mods: map[string]int64{}, users: map[string]int64{}}
+	return &memBudget{total: bytes, share: bytes / 2, wait: wait, mods: map[string]int64{}, users: map[string]int64{},
+		slots: map[string]map[*Module]int64{}, nameCost: map[string]int64{}}
 }
 
 // instanceCost is what one instance of a module under l takes from the
@@ -131,12 +148,60 @@ func (b *memBudget) fits(cost int64) error {
 	return nil
 }
 
+// register keeps the room of one call of m, cost, while its module has no
+// call running; cost 0 forgets m (closed). Called again when m's cost is
+// known exactly (compiled).
+func (b *memBudget) register(m *Module, cost int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	name := m.name
+	if cost > 0 {
+		if b.slots[name] == nil {
+			b.slots[name] = map[*Module]int64{}
+		}
+		b.slots[name][m] = cost
+	} else {
+		delete(b.slots[name], m)
+		if len(b.slots[name]) == 0 {
+			delete(b.slots, name)
+		}
+	}
+	var c int64
+	for _, v := range b.slots[name] {
+		c = max(c, v)
+	}
+	if b.mods[name] == 0 {
+		b.idleSum += c - b.nameCost[name]
+	}
+	if c > 0 {
+		b.nameCost[name] = c
+	} else {
+		delete(b.nameCost, name)
+	}
+	if len(b.queue) > 0 {
+		b.admitLocked()
+	}
+}
+
+// reserveFor is the room kept for the modules with no call running other
+// than module: at most half the budget (b.mu held).
+func (b *memBudget) reserveFor(module string) int64 {
+	r := b.idleSum
+	if b.mods[module] == 0 {
+		r -= b.nameCost[module] // its own room is for this call
+	}
+	return min(r, b.total/2)
+}
+
 // room says whether n more bytes fit for ch ("" when they do), and
 // whether it is the whole budget (not a share) that is short.
 func (b *memBudget) room(ch *memCharge, n int64) (why string, whole bool) {
 	switch {
-	case b.used+n > b.total:
-		return fmt.Sprintf("the server's memory budget of %s is held by running calls", FormatBytes(b.total)), true
+	case b.used+n > b.total-b.reserveFor(ch.module):
+		return fmt.Sprintf("the server's memory budget of %s is held by running calls and the room kept for modules with none", FormatBytes(b.total)), true
 	case b.mods[ch.module]+n > b.share:
 		return fmt.Sprintf("module %s's running calls hold its share (half) of the server's memory budget of %s", ch.module, FormatBytes(b.total)), false
 	case ch.principal != "" && b.users[ch.principal]+n > b.share:
@@ -147,6 +212,9 @@ func (b *memBudget) room(ch *memCharge, n int64) (why string, whole bool) {
 
 // take adds n to what ch holds (b.mu held).
 func (b *memBudget) take(ch *memCharge, n int64) {
+	if b.mods[ch.module] == 0 && n > 0 {
+		b.idleSum -= b.nameCost[ch.module] // no longer idle
+	}
 	b.used += n
 	b.mods[ch.module] += n
 	if ch.principal != "" {
@@ -164,7 +232,9 @@ func (b *memBudget) acquire(ctx context.Context, ch *memCharge, n int64, wait ti
 	}
 	b.mu.Lock()
 	why, _ := b.room(ch, n)
-	if why == "" && !b.blockedLocked() {
+	if why == "" && (b.mods[ch.module] == 0 || !b.blockedLocked()) {
+		// A module's first call uses the room kept for it, ahead of the
+		// calls waiting.
 		b.take(ch, n)
 		b.mu.Unlock()
 		return nil
@@ -214,22 +284,22 @@ func (b *memBudget) blockedLocked() bool {
 	return false
 }
 
-// admitLocked admits the waiting calls that fit, in order, stopping at the
-// first the whole budget holds back.
+// admitLocked admits the waiting calls that fit, in order; past the first
+// the whole budget holds back, only the first calls of modules with none
+// running (the room kept for them).
 func (b *memBudget) admitLocked() {
+	blocked := false
 	for i := 0; i < len(b.queue); {
 		w := b.queue[i]
 		why, whole := b.room(w.ch, w.n)
-		if why == "" {
+		if why == "" && (!blocked || b.mods[w.ch.module] == 0) {
 			b.take(w.ch, w.n)
 			w.in = true
 			close(w.ready)
 			b.queue = slices.Delete(b.queue, i, i+1)
 			continue
 		}
-		if whole {
-			return
-		}
+		blocked = blocked || whole
 		i++
 	}
 }
@@ -275,6 +345,7 @@ func (b *memBudget) release(ch *memCharge) {
 		b.mods[ch.module] = v
 	} else {
 		delete(b.mods, ch.module)
+		b.idleSum += b.nameCost[ch.module] // idle again: its room is kept
 	}
 	if ch.principal != "" {
 		if v := b.users[ch.principal] - ch.held; v > 0 {

@@ -275,6 +275,7 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	case c != nil && !closed:
 		s.c = c
 		s.valid = c.validated
+		e.mem.register(m, c.cost) // exact now (lock order: slot, then budget)
 	case refused:
 		s.refused = err
 	}
@@ -404,6 +405,7 @@ func (m *Module) Close(ctx context.Context) error {
 	s.c = nil
 	s.endUpgrade()
 	s.mu.Unlock()
+	m.engine.mem.register(m, 0)
 	if c == nil {
 		return nil
 	}

@@ -133,6 +133,9 @@ func (e *Engine) Open(ctx context.Context, name string, wasm []byte, hash string
 			if err := m.setDescription(d, size); err != nil {
 				return nil, err
 			}
+			// Until compiled, the room kept for its first call is an
+			// estimate (no globals, an empty initial memory).
+			e.mem.register(m, instanceCost(p.Limits, nil)+growthStep)
 			e.log.Info("module described", "module", name, "sha256", hash[:12], "tools", len(d.Tools),
 				"resources", len(d.Resources)+len(d.ResourceTemplates), "prompts", len(d.Prompts), "compiled", false,
 				"mode", m.Mode())
@@ -300,6 +303,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	ok = true
 	m.slot.install(c)
 	e.code.added(m, c)
+	e.mem.register(m, c.cost)
 	if t == tierInterp {
 		m.upgrade(wasm)
 	} else {

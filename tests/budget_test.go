@@ -212,3 +212,52 @@ func TestFifteenSecondSleepsAtTheDefaultBudget(t *testing.T) {
 		t.Fatalf("the neighbour beside 28 sleepers, after %s: %s", took, r)
 	}
 }
+
+// TestSlowCallsOfThreeNamesLeaveAFourthServed is issue 37's budget case:
+// the same slow code under three names (slowa, slowb, slowc), three
+// sleeping calls of each from each of two callers (two HTTP clients),
+// under --memory-budget 1024, and a fourth module's call during them: it
+// is admitted within a second, in the budget's floor for modules with no
+// call running. Each module held at most half the budget, but three of
+// them held it all, and the neighbour failed "busy … waited 5s" at 5.07 s
+// while the server used 49 MiB.
+func TestSlowCallsOfThreeNamesLeaveAFourthServed(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, "--tools", sleeperTools(t, true, "a", "b", "c"), "--cache-dir", t.TempDir(), "--watch=false",
+		"--describe-timeout", "60s", "--memory-budget", "1024", "--http", "127.0.0.1:0")
+	callers := []mcpClient{newHTTPClient(t, s.url, `{}`), newHTTPClient(t, s.url, `{}`)}
+	if r := callers[1].request("tools/call", `{"name":"small_hello","arguments":{}}`, nil); !strings.Contains(r, "hello from small v1") {
+		t.Fatalf("the neighbour before the calls: %s", r)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	served := 0
+	for _, c := range callers {
+		for _, tool := range []string{"slowahello", "slowbhello", "slowchello"} {
+			for range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if strings.Contains(c.request("tools/call", `{"name":"`+tool+`","arguments":{}}`, nil), "hello from slowstart") {
+						mu.Lock()
+						served++
+						mu.Unlock()
+					}
+				}()
+			}
+		}
+	}
+	time.Sleep(time.Second) // the slow calls are admitted, or waiting
+	start := time.Now()
+	r := callers[0].request("tools/call", `{"name":"small_hello","arguments":{}}`, nil)
+	took := time.Since(start)
+	wg.Wait()
+	t.Logf("neighbour answered in %s beside 18 slow calls of 3 names from 2 callers (%d served, the others busy); peak RSS %d MiB, budget 1024 MiB",
+		took.Round(time.Millisecond), served, peakRSSMiB(t, s.cmd.Process.Pid))
+	if !strings.Contains(r, "hello from small v1") {
+		t.Fatalf("the neighbour beside the slow calls: %s", r)
+	}
+	if took > time.Second {
+		t.Fatalf("the neighbour waited %s", took)
+	}
+}
