@@ -225,7 +225,7 @@ func TestSlowCallsOfThreeNamesLeaveAFourthServed(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, "--tools", sleeperTools(t, true, "a", "b", "c"), "--cache-dir", t.TempDir(), "--watch=false",
 		"--describe-timeout", "60s", "--memory-budget", "1024", "--http", "127.0.0.1:0")
-	callers := []mcpClient{newHTTPClient(t, s.url, `{}`), newHTTPClient(t, s.url, `{}`)}
+	callers := []mcpClient{newHTTPClient(t, s.URL, `{}`), newHTTPClient(t, s.URL, `{}`)}
 	if r := callers[1].request("tools/call", `{"name":"small_hello","arguments":{}}`, nil); !strings.Contains(r, "hello from small v1") {
 		t.Fatalf("the neighbour before the calls: %s", r)
 	}
@@ -253,7 +253,7 @@ func TestSlowCallsOfThreeNamesLeaveAFourthServed(t *testing.T) {
 	took := time.Since(start)
 	wg.Wait()
 	t.Logf("neighbour answered in %s beside 18 slow calls of 3 names from 2 callers (%d served, the others busy); peak RSS %d MiB, budget 1024 MiB",
-		took.Round(time.Millisecond), served, peakRSSMiB(t, s.cmd.Process.Pid))
+		took.Round(time.Millisecond), served, peakRSSMiB(t, s.Cmd.Process.Pid))
 	if !strings.Contains(r, "hello from small v1") {
 		t.Fatalf("the neighbour beside the slow calls: %s", r)
 	}

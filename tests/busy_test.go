@@ -117,7 +117,7 @@ func TestHonestModulesLoadOnABusyMachine(t *testing.T) {
 	start := time.Now()
 	s := startServeLoading(t, "--tools", tools, "--cache-dir", cache, "--watch=false", "--data-dir", "-")
 	c := newStdioClient(t, s)
-	s.waitLoaded(t)
+	s.WaitLoaded(t)
 	loaded := time.Since(start)
 	list := c.request("tools/list", `{}`, nil)
 	for i := range n {
@@ -130,7 +130,7 @@ func TestHonestModulesLoadOnABusyMachine(t *testing.T) {
 			t.Errorf("%s: %s", name, a)
 		}
 	}
-	logs := s.stderr.String()
+	logs := s.Stderr.String()
 	for _, line := range strings.Split(logs, "\n") {
 		if strings.Contains(line, "busy") && (strings.Contains(line, "module refused") || strings.Contains(line, "runs without a snapshot")) {
 			t.Errorf("an honest module was refused or lost its snapshot: %s", line)
@@ -180,19 +180,19 @@ func TestLoadCutByABusyMachineComesBackEndToEnd(t *testing.T) {
 	// Starve the server (9 s stopped, 0.3 s running) until a describe run
 	// has been cut.
 	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(s.stderr.String(), "module load cut by a busy machine; retrying") {
+	for !strings.Contains(s.Stderr.String(), "module load cut by a busy machine; retrying") {
 		if time.Now().After(deadline) {
 			t.Fatal("the starved describe run was never cut")
 		}
-		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+		_ = s.Cmd.Process.Signal(syscall.SIGSTOP)
 		time.Sleep(9 * time.Second)
-		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+		_ = s.Cmd.Process.Signal(syscall.SIGCONT)
 		time.Sleep(300 * time.Millisecond)
 	}
 	waitFor(t, 2*time.Minute, "the module to come back", func() bool {
 		return strings.Contains(c.request("tools/call", `{"name":"slow_hello","arguments":{}}`, nil), "hello from slowstart")
 	})
-	if l := s.stderr.String(); strings.Contains(l, "module refused") {
+	if l := s.Stderr.String(); strings.Contains(l, "module refused") {
 		t.Fatalf("the module was refused:\n%s", l)
 	}
 }
