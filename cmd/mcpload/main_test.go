@@ -18,8 +18,9 @@ import (
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
-// server serves the C word_count example over Streamable HTTP in process.
-func server(t *testing.T) string {
+// wordcountProtocol is a protocol server of the C word_count example,
+// and the quiet logger it logs to; its engine closes when the test ends.
+func wordcountProtocol(t *testing.T) (*protocol.Server, *slog.Logger) {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	wasm, err := os.ReadFile(filepath.Join("..", "..", "examples", "c", "wordcount", "wordcount.wasm"))
@@ -38,6 +39,13 @@ func server(t *testing.T) string {
 	srv := protocol.NewServer(protocol.Options{Logger: quiet})
 	cat, _ := protocol.NewCatalog([]protocol.Module{mod}, quiet)
 	srv.SetCatalog(cat)
+	return srv, quiet
+}
+
+// server serves the C word_count example over Streamable HTTP in process.
+func server(t *testing.T) string {
+	t.Helper()
+	srv, quiet := wordcountProtocol(t)
 	ts := httptest.NewUnstartedServer(nil)
 	h := mcphttp.New(srv, mcphttp.Options{Addr: ts.Listener.Addr().String(), Logger: quiet})
 	ts.Config.Handler = h

@@ -10,8 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"io"
-	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -20,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/transport/mcphttp"
 )
 
@@ -53,23 +49,7 @@ func writeCert(t *testing.T) (certFile, keyFile string) {
 // h2c. It returns the endpoint URL.
 func serveTLS(t *testing.T, certFile, keyFile string) string {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wasm, err := os.ReadFile(filepath.Join("..", "..", "examples", "c", "wordcount", "wordcount.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := host.NewEngine(host.Config{CacheDir: "-", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(context.Background()) })
-	mod, err := e.Load(context.Background(), "wordcount", wasm, host.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := protocol.NewServer(protocol.Options{Logger: quiet})
-	cat, _ := protocol.NewCatalog([]protocol.Module{mod}, quiet)
-	srv.SetCatalog(cat)
+	srv, quiet := wordcountProtocol(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
