@@ -33,6 +33,7 @@ server.registerTool("fails", {}, async () => { throw new RangeError("out of rang
 server.registerTool("random", {}, () => crypto.randomUUID() + " " + Math.random());
 server.registerTool("logs", {}, () => { console.log("to the log"); return "logged"; });
 server.registerTool("logfn", {}, (args, ctx) => { ctx.log("info", () => 1); return "ok"; });
+server.registerTool("ties", {}, () => [(2.5).toFixed(0), (1.25).toFixed(1), (1.005).toFixed(2), (-2.5).toFixed(0), (99.5).toPrecision(2), (-9.5).toExponential(0)].join(" "));
 `
 
 // jsCall runs wasmcp call on a script and returns its combined output.
@@ -69,6 +70,9 @@ func TestScriptWalls(t *testing.T) {
 		// A log of a value JSON cannot encode sends its text (it sent the
 		// bytes of "undefined" as a Go slice).
 		{"logfn", true, `"data":"() => 1"`},
+		// Exact decimal ties round away from zero, as JavaScript says
+		// (WebAssembly has no directed rounding modes for printf).
+		{"ties", true, `"text": "3 1.3 1.00 -3 1.0e+2 -1e+1"`},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			out, err := jsCall(t, script, c.tool)

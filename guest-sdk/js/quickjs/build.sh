@@ -3,7 +3,9 @@
 # 2021-03-27 (Fabrice Bellard and Charlie Gordon, MIT licence), whose C
 # sources reach the build inside the npm package qjsc 0.3.0 (checked
 # against the SHA-256 below; nothing of QuickJS is kept in this
-# repository), c/runner.c and c/prelude.js from here, and the C guest SDK.
+# repository), c/ from here (the glue, the JavaScript half of the API,
+# directed rounding for number formatting, bulk memory copies) and the C
+# guest SDK.
 # Toolchain: Debian's clang-14 and wasi-libc (apt-get install clang-14
 # lld-14 wasi-libc libclang-rt-14-dev-wasm32) and npm to fetch the
 # package. The output is byte-reproducible: no debug information (so no
@@ -49,19 +51,6 @@ grep -q 'defined(__wasi__)' "$q/quickjs.c" && grep -q 'Maximum call stack size e
 	echo "build.sh: the QuickJS sources are not the ones this script patches" >&2
 	exit 1
 }
-# wasi-libc has round-to-nearest only: fesetround to the directed modes
-# fails and leaves it (toFixed/toPrecision round exact ties to even).
-cat >"$q/wasi-compat.h" <<'EOF'
-#include <fenv.h>
-#include <malloc.h>
-#ifndef FE_DOWNWARD
-#define FE_DOWNWARD 0x400
-#endif
-#ifndef FE_UPWARD
-#define FE_UPWARD 0x800
-#endif
-EOF
-
 # prelude.js as a C array.
 {
 	echo "static const char prelude_js[] = {"
@@ -70,10 +59,15 @@ EOF
 	echo "static const size_t prelude_js_len = sizeof prelude_js - 1;"
 } >"$work/prelude.h"
 
+# memcpy, memmove and memset as bulk memory instructions (c/bulk.c), the
+# one object built with -mbulk-memory.
+"$CC" --target=wasm32-wasi --sysroot="$SYSROOT" -O2 -mbulk-memory -ffile-prefix-map="$here"=. \
+	-c -o "$work/bulk.o" "$here/c/bulk.c"
+
 "$CC" --target=wasm32-wasi --sysroot="$SYSROOT" -O2 -mexec-model=reactor \
-	-D_GNU_SOURCE -DCONFIG_VERSION='"2021-03-27"' -DCONFIG_BIGNUM -include "$q/wasi-compat.h" \
+	-D_GNU_SOURCE -DCONFIG_VERSION='"2021-03-27"' -DCONFIG_BIGNUM -include "$here/c/wasi-compat.h" \
 	-ffile-prefix-map="$work"=. -ffile-prefix-map="$here"=. -ffile-prefix-map="$sdk"=sdk \
 	-I "$q" -I "$sdk" -I "$work" -w \
 	-Wl,--strip-debug -Wl,-z,stack-size=1048576 -Wl,--stack-first \
-	-o "$out" "$here/c/runner.c" "$sdk/wasmcp.c" \
+	-o "$out" "$work/bulk.o" "$here/c/runner.c" "$here/c/wasi-compat.c" "$sdk/wasmcp.c" \
 	"$q/quickjs.c" "$q/libregexp.c" "$q/libunicode.c" "$q/cutils.c" "$q/libbf.c"
