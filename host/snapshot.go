@@ -351,9 +351,29 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 			return nil, 0, fmt.Errorf("its export %s takes parameters or returns results", name)
 		}
 	}
+	cfg, writes := e.startupConfig(ctx, m, gt)
+	mod, err := r.InstantiateModule(ctx, code, cfg)
+	if err != nil {
+		return nil, 0, startupError("instantiating it", ctx, err)
+	}
+	defer mod.Close(context.Background())
+	if err := runStartup(ctx, mod, fns, writes); err != nil {
+		return nil, 0, err
+	}
+	clock := monotonic()
+	snap, err := snapshotImage(wasm, mod, globals, clock)
+	if err != nil {
+		return nil, 0, err
+	}
+	return snap, clock, nil
+}
+
+// startupConfig is the start-up run's module configuration: its output
+// to the log, a sleep that ends at ctx's end (wazero's own would not;
+// the interpreter then stops the guest at its next loop) and counts as
+// waiting in gt, and the module's mounts with their write budgets.
+func (e *Engine) startupConfig(ctx context.Context, m *Module, gt *guestTime) (wazero.ModuleConfig, []*writeBudget) {
 	out := &startupLog{log: e.log, module: m.name}
-	// A sleep ends at the deadline (wazero's own would not), and the
-	// interpreter then stops the guest at its next loop.
 	sleep := func(ns int64) {
 		t := time.NewTimer(time.Duration(ns))
 		defer t.Stop()
@@ -372,11 +392,13 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		fsc, writes = fsConfig(m.mounts)
 		cfg = cfg.WithFSConfig(fsc)
 	}
-	mod, err := r.InstantiateModule(ctx, code, cfg)
-	if err != nil {
-		return nil, 0, startupError("instantiating it", ctx, err)
-	}
-	defer mod.Close(context.Background())
+	return cfg, writes
+}
+
+// runStartup calls the start-up exports mod has (_initialize, then the
+// snapshot entry) and refuses a start-up that failed, ended past its
+// deadline or went on after a write failed.
+func runStartup(ctx context.Context, mod api.Module, fns map[string]api.FunctionDefinition, writes []*writeBudget) error {
 	for _, name := range []string{"_initialize", abi.SnapshotEntry} {
 		if _, ok := fns[name]; !ok {
 			continue
@@ -386,21 +408,26 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 			if msg := spent(writes); msg != "" {
 				err = fmt.Errorf("%w; %s", err, msg)
 			}
-			return nil, 0, err
+			return err
 		}
 	}
 	if ctx.Err() != nil {
 		// The start-up returned after its deadline (a sleep cut short
 		// returns to the guest): what it reached is not what it meant
 		// to, and must not become every call's state.
-		return nil, 0, startupError("the start-up", ctx, ctx.Err())
+		return startupError("the start-up", ctx, ctx.Err())
 	}
 	if msg := spent(writes); msg != "" {
 		// The start-up went on after a write failed: what it keeps is
 		// not what it meant to keep.
-		return nil, 0, fmt.Errorf("start-up: %s", msg)
+		return fmt.Errorf("start-up: %s", msg)
 	}
-	clock := monotonic()
+	return nil
+}
+
+// snapshotImage writes the snapshot of mod after its start-up: wasm
+// with the exported globals' values, the memory and the clock.
+func snapshotImage(wasm []byte, mod api.Module, globals []wasmrewrite.Global, clock int64) ([]byte, error) {
 	img := wasmrewrite.Image{
 		Globals: make(map[uint32]uint64, len(globals)),
 		Drop:    []string{"_initialize", abi.SnapshotEntry},
@@ -408,25 +435,21 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 	for _, g := range globals {
 		gl := mod.ExportedGlobal(g.Export)
 		if gl == nil {
-			return nil, 0, fmt.Errorf("global %d is not readable", g.Index)
+			return nil, fmt.Errorf("global %d is not readable", g.Index)
 		}
 		img.Globals[g.Index] = gl.Get()
 	}
 	mem := mod.Memory()
 	if mem == nil {
-		return nil, 0, errors.New("it has no memory")
+		return nil, errors.New("it has no memory")
 	}
 	b, ok := mem.Read(0, mem.Size())
 	if !ok {
-		return nil, 0, errors.New("its memory is not readable")
+		return nil, errors.New("its memory is not readable")
 	}
 	img.Memory = b
 	img.Custom = []wasmrewrite.Section{wasmrewrite.CustomSection(snapshotSection, binary.LittleEndian.AppendUint64(nil, uint64(clock)))}
-	snap, err := wasmrewrite.Snapshot(wasm, img)
-	if err != nil {
-		return nil, 0, err
-	}
-	return snap, clock, nil
+	return wasmrewrite.Snapshot(wasm, img)
 }
 
 // startupError says how the start-up run failed.
