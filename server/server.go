@@ -90,8 +90,17 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // Run serves until ctx ends (the shutdown is graceful: see
 // HTTPConfig.ShutdownGrace), stdin ends (stdio), or the initial load
-// cannot read the tools directory. Call it once.
+// cannot read the tools directory. Call it once. The end of ctx is a
+// clean shutdown, not an error: Run then returns nil.
 func (s *Server) Run(ctx context.Context) error {
+	err := s.run(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func (s *Server) run(ctx context.Context) error {
 	defer close(s.stopped)
 	var c cleanups
 	defer func() { c.run() }() // the steps below add to c

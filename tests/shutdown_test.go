@@ -1,0 +1,35 @@
+package tests
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStdioSIGTERMExitsZero: SIGTERM to wasmcp serve on stdio is a clean
+// shutdown: the process exits 0 and logs no error ("context canceled").
+func TestStdioSIGTERMExitsZero(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, "--tools", exampleTools(t), "--cache-dir", compileCache, "--watch=false")
+	c := newStdioClient(t, s) // initialize
+	if r := c.request("tools/list", `{}`, nil); !strings.Contains(r, `"tools"`) {
+		t.Fatalf("tools/list: %s", r)
+	}
+	exit := make(chan error, 1)
+	go func() { exit <- s.cmd.Wait() }()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exit:
+		if err != nil {
+			t.Fatalf("wasmcp exited with %v after SIGTERM\n%s", err, s.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("wasmcp did not exit within 20 s of SIGTERM")
+	}
+	if log := s.stderr.String(); strings.Contains(log, "context canceled") {
+		t.Fatalf("a clean shutdown logged an error:\n%s", log)
+	}
+}
