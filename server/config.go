@@ -34,7 +34,9 @@ type Config struct {
 	// Watch reloads modules when files in the tools directory change.
 	Watch bool
 	// ReadyWait bounds how long a list request waits for the initial load
-	// (0: until every module is loaded or refused).
+	// (0: until every module is loaded or refused). The default, 2 s, lets a
+	// client's first list answer with what is loaded by then; the rest
+	// follow with list_changed, so no list waits for the slowest module.
 	ReadyWait time.Duration
 	// GCHeadroom is the least room the Go heap is given to grow past its
 	// live size (internal/heapfloor); 0 leaves Go's pacing. Ignored when
@@ -74,6 +76,7 @@ func Defaults() Config {
 		Name:       "wasmcp",
 		Version:    "dev",
 		Watch:      true,
+		ReadyWait:  2 * time.Second,
 		GCHeadroom: 8 << 20,
 		LogLevel:   "info",
 		LogFormat:  "text",
