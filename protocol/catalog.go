@@ -46,6 +46,9 @@ type Catalog struct {
 	// instrOf holds each module's section of instructions, in module
 	// order, for a caller who may see only some modules.
 	instrOf []moduleInstructions
+	// owner maps kind NUL name to the module serving it: the incumbents
+	// of the next catalog (NewCatalogOver).
+	owner map[string]string
 }
 
 // moduleInstructions is one module's section of the instructions.
@@ -81,27 +84,42 @@ type promptEntry struct {
 	enc    []byte
 }
 
-// Conflict is a name two modules both declare; the first (by module name)
-// keeps it.
+// Conflict is a name two modules both declare: Kept serves it, and the
+// module Dropped is refused as a whole (none of its names is served).
 type Conflict struct {
 	Kind, Name, Kept, Dropped string
 }
 
-// NewCatalog builds a catalog. Modules are taken in name order; when two
-// declare the same tool, prompt, resource URI or template, the module whose
-// name sorts first keeps it and the other's is dropped and reported.
-func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
-	return newCatalog(mods, nil, log)
+// Pulled is implemented by a module that can tell whether it was installed
+// from a registry (pulled) rather than placed by the operator. Hand-placed
+// modules win a name over pulled ones; a module without the method counts
+// as hand-placed.
+type Pulled interface {
+	Pulled() bool
 }
 
-// newCatalog builds the catalog of mods (see NewCatalog) and the
-// operator's skills.
-func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger) (*Catalog, []Conflict) {
+// NewCatalog builds a catalog with no incumbent (see NewCatalogOver).
+func NewCatalog(mods []Module, log *slog.Logger) (*Catalog, []Conflict) {
+	return newCatalog(nil, mods, nil, log)
+}
+
+// NewCatalogOver builds the catalog that replaces prev (nil at the first
+// load). A tool, prompt, resource URI or template that a module serves in
+// prev and still declares stays that module's. Other names go to modules
+// in this order: hand-placed before pulled (Pulled), then by module name.
+// A module that declares a name another module keeps is refused whole:
+// it is left out of the catalog, reported as a Conflict and logged.
+func NewCatalogOver(prev *Catalog, mods []Module, operatorSkills []*skills.Skill, log *slog.Logger) (*Catalog, []Conflict) {
+	return newCatalog(prev, mods, operatorSkills, log)
+}
+
+// newCatalog builds the catalog of mods over prev (see NewCatalogOver)
+// and the operator's skills.
+func newCatalog(prev *Catalog, mods []Module, operatorSkills []*skills.Skill, log *slog.Logger) (*Catalog, []Conflict) {
 	if log == nil {
 		log = slog.Default()
 	}
-	sorted := append([]Module(nil), mods...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name() < sorted[j].Name() })
+	sorted, conflicts := admit(prev, mods, log)
 	b := &catalogBuilder{
 		c: &Catalog{
 			modules:   sorted,
@@ -110,10 +128,12 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 			promptIdx: map[string]*promptEntry{},
 			complete:  map[string]Module{},
 		},
-		log:      log,
-		owner:    map[string]string{},
-		tmplSeen: map[string]bool{},
+		log:       log,
+		owner:     map[string]string{},
+		tmplSeen:  map[string]bool{},
+		conflicts: conflicts,
 	}
+	b.c.owner = b.owner
 	var instr strings.Builder
 	for _, m := range sorted {
 		d := m.Description()
@@ -130,7 +150,7 @@ func newCatalog(mods []Module, operatorSkills []*skills.Skill, log *slog.Logger)
 		b.addPrompts(m, d)
 	}
 	c := b.c
-	conflicts := append(b.conflicts, c.addSkills(operatorSkills, log)...)
+	conflicts = append(b.conflicts, c.addSkills(operatorSkills, log)...)
 	sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].tool.Name < c.tools[j].tool.Name })
 	sort.Slice(c.resources, func(i, j int) bool { return c.resources[i].res.URI < c.resources[j].res.URI })
 	sort.Slice(c.templates, func(i, j int) bool { return c.templates[i].tmpl.URITemplate < c.templates[j].tmpl.URITemplate })
@@ -147,6 +167,83 @@ type catalogBuilder struct {
 	owner     map[string]string // kind NUL name → the module that has it
 	tmplSeen  map[string]bool
 	conflicts []Conflict
+}
+
+// isPulled reports whether m says it was installed from a registry.
+func isPulled(m Module) bool {
+	p, ok := m.(Pulled)
+	return ok && p.Pulled()
+}
+
+// declared lists the kind NUL name keys of every name d declares.
+func declared(d *abi.Description) []string {
+	var keys []string
+	for _, t := range d.Tools {
+		keys = append(keys, "tool\x00"+t.Name)
+	}
+	for _, r := range d.Resources {
+		keys = append(keys, "resource\x00"+r.URI)
+	}
+	for _, rt := range d.ResourceTemplates {
+		keys = append(keys, "template\x00"+rt.URITemplate)
+	}
+	for _, p := range d.Prompts {
+		keys = append(keys, "prompt\x00"+p.Name)
+	}
+	return keys
+}
+
+// admit decides which modules the catalog takes, and returns them in
+// name order with the conflicts of those it refuses. First every name an
+// incumbent (its module in prev) still declares is reserved for it; then
+// modules are taken hand-placed first, pulled after, each in name order,
+// and a module declaring a name reserved for or taken by another module
+// is refused whole: a module half served would surprise its caller.
+func admit(prev *Catalog, mods []Module, log *slog.Logger) ([]Module, []Conflict) {
+	order := append([]Module(nil), mods...)
+	sort.Slice(order, func(i, j int) bool {
+		if pi, pj := isPulled(order[i]), isPulled(order[j]); pi != pj {
+			return !pi
+		}
+		return order[i].Name() < order[j].Name()
+	})
+	keysOf := make([][]string, len(order))
+	held := map[string]string{}
+	for i, m := range order {
+		keysOf[i] = declared(m.Description())
+		if prev == nil {
+			continue
+		}
+		for _, k := range keysOf[i] {
+			if prev.owner[k] == m.Name() {
+				held[k] = m.Name()
+			}
+		}
+	}
+	taken := map[string]string{}
+	var conflicts []Conflict
+	admitted := make([]Module, 0, len(order))
+next:
+	for i, m := range order {
+		for _, k := range keysOf[i] {
+			owner, ok := held[k]
+			if !ok {
+				owner, ok = taken[k]
+			}
+			if ok && owner != m.Name() {
+				kind, name, _ := strings.Cut(k, "\x00")
+				conflicts = append(conflicts, Conflict{Kind: kind, Name: name, Kept: owner, Dropped: m.Name()})
+				log.Warn("module refused: it declares a name another module serves", "module", m.Name(), "kind", kind, "name", shortText(name), "served_by", owner)
+				continue next
+			}
+		}
+		for _, k := range keysOf[i] {
+			taken[k] = m.Name()
+		}
+		admitted = append(admitted, m)
+	}
+	sort.Slice(admitted, func(i, j int) bool { return admitted[i].Name() < admitted[j].Name() })
+	return admitted, conflicts
 }
 
 // claim gives kind's name to mod unless an earlier module has it; then

@@ -48,7 +48,7 @@ type skillSet struct {
 // the skills modules ship; among modules, the first by name keeps a skill.
 // A skill whose file URI is a resource a module declares is dropped.
 func NewCatalogWithSkills(mods []Module, operator []*skills.Skill, log *slog.Logger) (*Catalog, []Conflict) {
-	return newCatalog(mods, operator, log)
+	return newCatalog(nil, mods, operator, log)
 }
 
 // addSkills gathers the operator's skills, then the modules' (in name

@@ -805,9 +805,11 @@ func statFile(path string) (fileStat, error) {
 		ctime: ctime, dev: dev, ino: ino}, nil
 }
 
-// publish builds a catalog from the loaded modules and installs it. The
-// catalog takes modules in name order, so which module keeps a duplicated
-// name never depends on the order files arrived in.
+// publish builds a catalog from the loaded modules and installs it over
+// the one served (protocol.NewCatalogOver): a name served stays with its
+// module; a module declaring it is refused. Among newcomers hand-placed
+// modules come before pulled ones, then file names decide, so the owners
+// after a restart do not depend on the order files arrived in.
 //
 // After the swap no new call finds the retired modules in the catalog;
 // each closes when its last running call ends.
@@ -823,7 +825,11 @@ func (r *Registry) publish() {
 	r.retiring = nil
 	r.dirty = false
 	r.mu.Unlock()
-	cat, _ := protocol.NewCatalogWithSkills(mods, dirSkills, r.log)
+	for _, m := range mods {
+		m := m.(*module)
+		m.pulled.Store(isPulled(r.dir, m.file))
+	}
+	cat, _ := protocol.NewCatalogOver(r.srv.Catalog(), mods, dirSkills, r.log)
 	r.srv.SetCatalog(cat)
 	r.published.Store(true)
 	r.pubMu.Unlock()
@@ -849,6 +855,26 @@ type module struct {
 	closed  bool
 
 	refuseOnce sync.Once
+	pulled     atomic.Bool // a pull marker is beside the file (publish)
+}
+
+// Pulled reports whether the module was installed from a registry: the
+// marker pull writes before the module (.NAME.wasmcp-pulled) is beside it.
+// Hand-placed modules keep names before pulled ones (protocol.Pulled).
+func (m *module) Pulled() bool { return m.pulled.Load() }
+
+// pullMarkerSuffix ends the hidden file pull writes beside NAME.wasm.
+const pullMarkerSuffix = ".wasmcp-pulled"
+
+// isPulled reports whether file in dir has a pull marker. Scripts are
+// never pulled.
+func isPulled(dir, file string) bool {
+	stem, ok := strings.CutSuffix(file, ".wasm")
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "."+stem+pullMarkerSuffix))
+	return err == nil
 }
 
 // refuseLoaded takes out of the catalog a module listed from its cached

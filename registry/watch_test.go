@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -240,7 +241,7 @@ func TestHiddenFilesAndSubdirectoriesIgnored(t *testing.T) {
 	}
 }
 
-func TestDuplicateToolNameKeptByFirstModuleName(t *testing.T) {
+func TestDuplicateToolNameKeptByIncumbent(t *testing.T) {
 	f := newFixture(t, WatchOptions{Settle: 10 * time.Millisecond})
 	owner := func() string {
 		m, ok := f.srv.Catalog().Tool("small_hello")
@@ -249,22 +250,50 @@ func TestDuplicateToolNameKeptByFirstModuleName(t *testing.T) {
 		}
 		return m.Name()
 	}
-	// b arrives first and owns the tool; a arrives and takes it (its name
-	// sorts first); a leaves and b owns it again.
+	// b arrives first and serves the tool; a arrives declaring it (its
+	// name sorts first) and is refused; b keeps it.
 	f.deploy("b.wasm", smallV2)
 	f.waitFor("b", func() bool { return owner() == "b" })
 	f.deploy("a.wasm", smallV1)
-	f.waitFor("a", func() bool { return owner() == "a" })
-	if got := f.call("small_hello"); !strings.Contains(got, "small v1") {
-		t.Fatalf("call = %s, want a's answer", got)
+	f.waitFor("a refused", func() bool { return strings.Contains(f.logs.String(), "module refused") })
+	if got := owner(); got != "b" {
+		t.Fatalf("small_hello served by %q, want the incumbent b", got)
 	}
-	if !strings.Contains(f.logs.String(), "duplicate name; the first module keeps it") {
-		t.Fatal("no conflict log line")
+	if got := f.call("small_hello"); strings.Contains(got, "small v1") {
+		t.Fatalf("call = %s, want b's answer", got)
 	}
-	if err := os.Remove(filepath.Join(f.dir, "a.wasm")); err != nil {
+	// b leaves: a is taken at the next publish.
+	if err := os.Remove(filepath.Join(f.dir, "b.wasm")); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor("b again", func() bool { return owner() == "b" })
+	f.waitFor("a", func() bool { return owner() == "a" })
+}
+
+// At the first load a hand-placed module keeps a name over a pulled one
+// (a pull marker is beside it) whatever their file names.
+func TestDuplicateToolNameHandPlacedBeatsPulled(t *testing.T) {
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"a.wasm": smallV1, ".a.wasmcp-pulled": nil, "z.wasm": smallV2} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close(context.Background())
+	srv := protocol.NewServer(protocol.Options{Logger: log})
+	reg := New(dir, engine, srv, log)
+	defer reg.Close()
+	if err := reg.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := srv.Catalog().Tool("small_hello")
+	if !ok || m.Name() != "z" {
+		t.Fatalf("small_hello served by %v, want the hand-placed z", m)
+	}
 }
 
 func TestPolicyChangeReloadsModule(t *testing.T) {

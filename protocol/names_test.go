@@ -1,0 +1,126 @@
+package protocol
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// pulledModule is a fakeModule installed from a registry.
+type pulledModule struct{ *fakeModule }
+
+func (pulledModule) Pulled() bool { return true }
+
+func toolsModule(name string, tools ...string) *fakeModule {
+	d := &abi.Description{}
+	for _, t := range tools {
+		d.Tools = append(d.Tools, abi.Tool{Name: t, Description: "d"})
+	}
+	return &fakeModule{name: name, desc: d}
+}
+
+func ownerOf(t *testing.T, c *Catalog, tool string) string {
+	t.Helper()
+	m, ok := c.Tool(tool)
+	if !ok {
+		return ""
+	}
+	return m.Name()
+}
+
+func served(c *Catalog, name string) bool {
+	for _, m := range c.Modules() {
+		if m.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A name served stays with its module when a module whose name sorts
+// first arrives declaring it; the newcomer is refused whole.
+func TestCatalogIncumbentKeepsNameOnReload(t *testing.T) {
+	b := toolsModule("b", "hello")
+	first, _ := NewCatalog([]Module{b}, quietLog())
+	a := toolsModule("a", "hello", "other")
+	next, conflicts := NewCatalogOver(first, []Module{a, b}, nil, quietLog())
+	if got := ownerOf(t, next, "hello"); got != "b" {
+		t.Fatalf("hello served by %q, want the incumbent b", got)
+	}
+	if _, ok := next.Tool("other"); ok || served(next, "a") {
+		t.Fatal("the refused module is half served")
+	}
+	if len(conflicts) != 1 || conflicts[0] != (Conflict{Kind: "tool", Name: "hello", Kept: "b", Dropped: "a"}) {
+		t.Fatalf("conflicts = %+v", conflicts)
+	}
+	// Once b stops declaring it, a may have it.
+	b2 := toolsModule("b", "bye")
+	last, conflicts := NewCatalogOver(next, []Module{a, b2}, nil, quietLog())
+	if got := ownerOf(t, last, "hello"); got != "a" || len(conflicts) != 0 {
+		t.Fatalf("hello served by %q (conflicts %+v), want a", got, conflicts)
+	}
+}
+
+// At the first load a hand-placed module wins over a pulled one whatever
+// their names, and the order of mods does not matter.
+func TestCatalogHandPlacedBeatsPulled(t *testing.T) {
+	for _, order := range [][]int{{0, 1}, {1, 0}} {
+		mods := []Module{pulledModule{toolsModule("aaa", "hello")}, toolsModule("zzz", "hello")}
+		c, conflicts := NewCatalog([]Module{mods[order[0]], mods[order[1]]}, quietLog())
+		if got := ownerOf(t, c, "hello"); got != "zzz" {
+			t.Fatalf("hello served by %q, want the hand-placed zzz", got)
+		}
+		if len(conflicts) != 1 || conflicts[0].Dropped != "aaa" {
+			t.Fatalf("conflicts = %+v", conflicts)
+		}
+	}
+}
+
+// An update of a served module that renames its tool onto a name another
+// module serves is refused: the other keeps it, even when the updated
+// module is hand-placed and its name sorts first.
+func TestCatalogUpdateRenamingOntoServedNameRefused(t *testing.T) {
+	for _, pulled := range []bool{true, false} {
+		var v1, v2 Module = toolsModule("a", "a_tool"), toolsModule("a", "small_hello")
+		if pulled {
+			v1, v2 = pulledModule{v1.(*fakeModule)}, pulledModule{v2.(*fakeModule)}
+		}
+		small := toolsModule("small", "small_hello")
+		first, _ := NewCatalog([]Module{v1, small}, quietLog())
+		next, conflicts := NewCatalogOver(first, []Module{v2, small}, nil, quietLog())
+		if got := ownerOf(t, next, "small_hello"); got != "small" {
+			t.Fatalf("pulled=%v: small_hello served by %q, want small", pulled, got)
+		}
+		if served(next, "a") || len(conflicts) != 1 || conflicts[0].Dropped != "a" {
+			t.Fatalf("pulled=%v: a served=%v, conflicts %+v", pulled, served(next, "a"), conflicts)
+		}
+	}
+}
+
+// Prompts, resources and templates follow the same rule as tools.
+func TestCatalogIncumbentKeepsEveryKindOfName(t *testing.T) {
+	kinds := map[string]func(d *abi.Description){
+		"prompt":   func(d *abi.Description) { d.Prompts = []abi.Prompt{{Name: "p"}} },
+		"resource": func(d *abi.Description) { d.Resources = []abi.Resource{{URI: "file:///r", Name: "r"}} },
+		"template": func(d *abi.Description) {
+			d.ResourceTemplates = []abi.ResourceTemplate{{URITemplate: "file:///{x}", Name: "t"}}
+		},
+	}
+	for kind, set := range kinds {
+		mk := func(name string) *fakeModule {
+			m := toolsModule(name)
+			set(m.desc)
+			return m
+		}
+		z := mk("z")
+		first, _ := NewCatalog([]Module{z}, quietLog())
+		_, conflicts := NewCatalogOver(first, []Module{mk("a"), z}, nil, quietLog())
+		if len(conflicts) != 1 || conflicts[0].Kind != kind || conflicts[0].Kept != "z" || conflicts[0].Dropped != "a" {
+			t.Fatalf("%s: conflicts = %+v", kind, conflicts)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
