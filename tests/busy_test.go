@@ -196,3 +196,49 @@ func TestLoadCutByABusyMachineComesBackEndToEnd(t *testing.T) {
 		t.Fatalf("the module was refused:\n%s", l)
 	}
 }
+
+// TestHonestScriptsLoadOnABusyMachine: ten honest scripts dropped cold,
+// served with the default flags while 4 processes per core spin: every
+// one loads (its start-up snapshotted) and answers. Written against the
+// script contract only (a .js file, require("wasmcp")), so it holds for
+// whichever runner serves scripts.
+func TestHonestScriptsLoadOnABusyMachine(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the guest's CPU time is read on Linux only")
+	}
+	const n = 10
+	tools := t.TempDir()
+	for i := range n {
+		src := fmt.Sprintf(`const { McpServer } = require("wasmcp");
+const server = new McpServer({ name: "script%d", version: "1.0.0" });
+server.registerTool("js%d_echo", {}, (args) => "js%d:" + JSON.stringify(args));
+`, i, i, i)
+		deployFile(t, tools, fmt.Sprintf("script%d.js", i), []byte(src))
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	busyMachine(t, 8*time.Minute)
+	start := time.Now()
+	s := startServeLoading(t, "--tools", tools, "--cache-dir", cache, "--watch=false", "--data-dir", "-")
+	c := newStdioClient(t, s)
+	s.WaitLoaded(t)
+	loaded := time.Since(start)
+	list := c.request("tools/list", `{}`, nil)
+	for i := range n {
+		name := fmt.Sprintf("js%d_echo", i)
+		if !strings.Contains(list, `"`+name+`"`) {
+			t.Errorf("%s not listed after the load (%s)", name, loaded)
+			continue
+		}
+		if a := c.request("tools/call", `{"name":"`+name+`","arguments":{}}`, nil); !strings.Contains(a, fmt.Sprintf("js%d:", i)) {
+			t.Errorf("%s: %s", name, a)
+		}
+	}
+	logs := s.Stderr.String()
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "module refused") || strings.Contains(line, "runs without a snapshot") {
+			t.Errorf("an honest script was refused or lost its snapshot: %s", line)
+		}
+	}
+	t.Logf("%d honest scripts loaded cold in %s, 4 spinners per core, load average %s; loads retried: %d",
+		n, loaded.Round(time.Millisecond), loadavg(), strings.Count(logs, "busy machine; retrying"))
+}
