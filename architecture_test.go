@@ -373,3 +373,28 @@ func TestArchitectureCellsAreRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLineIsThin: cmd/wasmcp is the command line only — flag
+// parsing, printing and calls into server/, pull/ and its internal
+// packages — at most 1,500 lines of non-test Go (issue 35). What grows
+// past that is behaviour and goes into a package.
+func TestCommandLineIsThin(t *testing.T) {
+	files, err := filepath.Glob("cmd/wasmcp/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(b), "\n")
+	}
+	if lines > 1500 {
+		t.Fatalf("cmd/wasmcp has %d lines of non-test Go; at most 1,500: move behaviour into a package", lines)
+	}
+}

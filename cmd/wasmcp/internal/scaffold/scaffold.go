@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+
+	"github.com/wasmcp/wasmcp/cmd/wasmcp/internal/buildinfo"
 )
 
 // Languages are the names `wasmcp new` takes, each with what it writes.
@@ -149,7 +151,7 @@ func Find() string {
 			}
 		}
 	}
-	if d := builtFrom(); d != "" && isCheckout(d) {
+	if d := buildinfo.Checkout(); d != "" && isCheckout(d) {
 		return d
 	}
 	return ""

@@ -1,21 +1,5 @@
 package scaffold
 
-import (
-	"path/filepath"
-	"runtime"
-)
-
-// builtFrom is the checkout this file was compiled in, when the compiler
-// recorded an absolute path (no -trimpath): four directories up from
-// cmd/wasmcp/internal/scaffold.
-func builtFrom() string {
-	_, f, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(f) {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(f)))))
-}
-
 // Each template is expanded, between {% and %}, with .Name (the tool), .Dir (where it goes)
 // and .SDK (the wasmcp checkout, compiled languages only).
 

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"os/exec"
@@ -14,8 +14,8 @@ func TestVersionNamesTheCheckoutCommit(t *testing.T) {
 		t.Skipf("not in a git checkout, or no git: %v", err)
 	}
 	head := strings.TrimSpace(string(out))[:12]
-	v := buildVersion()
+	v := Version("dev")
 	if !strings.HasPrefix(v, "dev-"+head) {
-		t.Fatalf("buildVersion() = %q, want dev-%s…", v, head)
+		t.Fatalf("Version(\"dev\") = %q, want dev-%s…", v, head)
 	}
 }
