@@ -155,6 +155,7 @@ func (r *request) setLevel() Response {
 	if r.sess != nil {
 		r.sess.mu.Lock()
 		r.sess.logLevel = l
+		r.sess.logSet = true
 		r.sess.mu.Unlock()
 	}
 	return r.empty()

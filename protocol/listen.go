@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 
+	"github.com/bytedance/sonic"
+
 	"github.com/wasmcp/wasmcp/abi"
 )
 
@@ -29,6 +31,51 @@ type Listener struct {
 	// called from the goroutine that caused the notification and must not
 	// block for long.
 	Send func(msg []byte)
+
+	// logLevel is the level a subscriptions/listen request asked for in
+	// its _meta (levelNone without); a legacy stream uses its Session's.
+	logLevel int
+}
+
+// Warn sends notifications/message at level warning, logger "wasmcp",
+// with data, to every stream whose client asked for logs at warning or
+// lower: a legacy session that called logging/setLevel, a
+// subscriptions/listen stream whose request named a logLevel in _meta.
+// The server's own news for the operator reaches the client this way
+// (a module refused at load, a name lost to another module).
+func (s *Server) Warn(data map[string]string) {
+	body, err := sonic.ConfigStd.Marshal(struct { // ConfigStd: data's keys sorted
+		Level  string            `json:"level"`
+		Logger string            `json:"logger"`
+		Data   map[string]string `json:"data"`
+	}{"warning", "wasmcp", data})
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	ls := make([]*Listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		if l.wantsLog(levelWarning) {
+			l.Send(l.message(abi.MethodLog, body))
+		}
+	}
+}
+
+// wantsLog reports whether the listener's client asked for logs at level.
+func (l *Listener) wantsLog(level int) bool {
+	if l.Session != nil {
+		if !l.Session.Initialized() {
+			return false
+		}
+		l.Session.mu.Lock()
+		defer l.Session.mu.Unlock()
+		return l.Session.logSet && l.Session.logLevel <= level
+	}
+	return l.SubscriptionID != nil && l.logLevel <= level
 }
 
 // AddListener registers l until the returned function is called.

@@ -3,6 +3,8 @@ package protocol
 import (
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -124,3 +126,37 @@ func TestCatalogIncumbentKeepsEveryKindOfName(t *testing.T) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// The server's warnings reach a client only where it asked for logs at
+// warning or lower: a legacy session after logging/setLevel, a listen
+// stream whose request named a logLevel.
+func TestWarnReachesClientsThatAskedForLogs(t *testing.T) {
+	srv, _ := mrtrServer(t, Options{})
+	sess := NewSession()
+	var mu sync.Mutex
+	got := map[string][]string{}
+	collect := func(who string) func([]byte) {
+		return func(m []byte) { mu.Lock(); got[who] = append(got[who], string(m)); mu.Unlock() }
+	}
+	defer srv.AddListener(&Listener{Session: sess, Tools: true, Send: collect("legacy")})()
+	defer srv.AddListener(&Listener{SubscriptionID: []byte("5"), logLevel: levelWarning, Send: collect("listen")})()
+	defer srv.AddListener(&Listener{SubscriptionID: []byte("6"), logLevel: levelNone, Send: collect("listen-nolog")})()
+	handle(t, srv, sess, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	srv.Warn(map[string]string{"message": "first"}) // legacy: no setLevel yet
+	handle(t, srv, sess, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"error"}}`, nil)
+	srv.Warn(map[string]string{"message": "second"}) // legacy: error only
+	handle(t, srv, sess, `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"warning"}}`, nil)
+	srv.Warn(map[string]string{"message": "third"})
+	mu.Lock()
+	defer mu.Unlock()
+	want := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"wasmcp","data":{"message":"third"}}}`
+	if l := got["legacy"]; len(l) != 1 || l[0] != want {
+		t.Fatalf("legacy session got %q, want only %s", l, want)
+	}
+	if l := got["listen"]; len(l) != 3 || !strings.Contains(l[2], `"_meta":{"`+MetaSubscriptionID+`":5}`) || !strings.Contains(l[2], `"third"`) {
+		t.Fatalf("listen stream got %q", l)
+	}
+	if l := got["listen-nolog"]; len(l) != 0 {
+		t.Fatalf("listen stream without a logLevel got %q", l)
+	}
+}

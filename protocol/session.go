@@ -32,6 +32,7 @@ type Session struct {
 	caps        ClientCaps
 	clientInfo  []byte
 	logLevel    int
+	logSet      bool // logging/setLevel was called: the client asked for logs
 	subs        map[string]bool
 	inflight    map[string]context.CancelCauseFunc
 	ids         map[string]struct{} // the ids of the client's requests being served

@@ -111,7 +111,7 @@ func (r *request) listen() Response {
 	queue := make(chan []byte, listenQueue)
 	l := &Listener{
 		Tools: f.ToolsListChanged, Prompts: f.PromptsListChanged, Resources: f.ResourcesListChanged,
-		URIs: uris, SubscriptionID: r.msg.ID, Tasks: taskIDs, Principal: r.owner(),
+		URIs: uris, SubscriptionID: r.msg.ID, Tasks: taskIDs, Principal: r.owner(), logLevel: r.logLevel,
 		Send: func(msg []byte) {
 			select {
 			case queue <- msg:

@@ -61,9 +61,10 @@ type Registry struct {
 	closed   bool              // Close was called; guarded by mu
 	pubTimer *time.Timer       // a publishSoon pending; guarded by mu
 
-	pubMu     sync.Mutex  // serializes publish
-	published atomic.Bool // a catalog was published
-	started   atomic.Bool // the initial load ended: later loads warm their modules up
+	pubMu     sync.Mutex                 // serializes publish
+	published atomic.Bool                // a catalog was published
+	conflicts map[protocol.Conflict]bool // reported to clients; guarded by pubMu
+	started   atomic.Bool                // the initial load ended: later loads warm their modules up
 	ready     chan struct{}
 	readyOnce sync.Once
 	loads     chan struct{} // bounds the files loading at once
@@ -702,6 +703,7 @@ func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outc
 	} else {
 		r.log.Error("module refused", "file", path, "reason", reason)
 	}
+	r.srv.Warn(map[string]string{"event": "module_refused", "file": file, "reason": reason})
 	return unchanged, nil
 }
 
@@ -829,8 +831,9 @@ func (r *Registry) publish() {
 		m := m.(*module)
 		m.pulled.Store(isPulled(r.dir, m.file))
 	}
-	cat, _ := protocol.NewCatalogOver(r.srv.Catalog(), mods, dirSkills, r.log)
+	cat, conflicts := protocol.NewCatalogOver(r.srv.Catalog(), mods, dirSkills, r.log)
 	r.srv.SetCatalog(cat)
+	r.warnConflicts(mods, conflicts)
 	r.published.Store(true)
 	r.pubMu.Unlock()
 	r.readyOnce.Do(func() { close(r.ready) })
@@ -839,6 +842,33 @@ func (r *Registry) publish() {
 	for _, m := range retired {
 		m.retire()
 	}
+}
+
+// warnConflicts tells the clients that asked for logs of each module the
+// catalog refused for a name another module serves, once per conflict
+// (the catalog reports it again at every publish while it lasts).
+func (r *Registry) warnConflicts(mods []protocol.Module, conflicts []protocol.Conflict) {
+	fileOf := make(map[string]string, len(mods))
+	for _, m := range mods {
+		fileOf[m.Name()] = m.(*module).file
+	}
+	seen := make(map[protocol.Conflict]bool, len(conflicts))
+	for _, c := range conflicts {
+		if c.Kind == "skill" || c.Kept == c.Dropped {
+			continue
+		}
+		seen[c] = true
+		if r.conflicts[c] {
+			continue
+		}
+		r.srv.Warn(map[string]string{
+			"event":     "module_refused",
+			"file":      fileOf[c.Dropped],
+			"served_by": fileOf[c.Kept],
+			"reason":    fmt.Sprintf("declares %s %q, which %s serves: a served name stays with its module", c.Kind, c.Name, fileOf[c.Kept]),
+		})
+	}
+	r.conflicts = seen
 }
 
 // module is a loaded module as the catalog holds it: it counts the calls

@@ -250,6 +250,7 @@ func TestDuplicateToolNameKeptByIncumbent(t *testing.T) {
 		}
 		return m.Name()
 	}
+	warned := logClient(t, f.srv)
 	// b arrives first and serves the tool; a arrives declaring it (its
 	// name sorts first) and is refused; b keeps it.
 	f.deploy("b.wasm", smallV2)
@@ -262,11 +263,51 @@ func TestDuplicateToolNameKeptByIncumbent(t *testing.T) {
 	if got := f.call("small_hello"); strings.Contains(got, "small v1") {
 		t.Fatalf("call = %s, want b's answer", got)
 	}
+	// The client that asked for logs is told, naming both files, once.
+	f.waitFor("the warning", func() bool { return len(warned()) > 0 })
+	if w := warned(); len(w) != 1 || !strings.Contains(w[0], `"file":"a.wasm"`) || !strings.Contains(w[0], `"served_by":"b.wasm"`) ||
+		!strings.Contains(w[0], `small_hello`) || !strings.Contains(w[0], `"level":"warning"`) {
+		t.Fatalf("warnings = %q", w)
+	}
+	// A module refused at load is told too.
+	f.deploy("junk.wasm", []byte("not a module"))
+	f.waitFor("the junk warning", func() bool { w := warned(); return len(w) == 2 && strings.Contains(w[1], `"file":"junk.wasm"`) })
 	// b leaves: a is taken at the next publish.
 	if err := os.Remove(filepath.Join(f.dir, "b.wasm")); err != nil {
 		t.Fatal(err)
 	}
 	f.waitFor("a", func() bool { return owner() == "a" })
+}
+
+// logClient is a legacy session that asked for logs at warning; it
+// returns the notifications/message it has received.
+func logClient(t *testing.T, srv *protocol.Server) func() []string {
+	t.Helper()
+	sess := protocol.NewSession()
+	var mu sync.Mutex
+	var got []string
+	t.Cleanup(srv.AddListener(&protocol.Listener{Session: sess, Send: func(m []byte) {
+		if strings.Contains(string(m), `"notifications/message"`) {
+			mu.Lock()
+			got = append(got, string(m))
+			mu.Unlock()
+		}
+	}}))
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`,
+	} {
+		msg, _, err := protocol.Decode([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Handle(context.Background(), sess, msg, nil, protocol.Hint{})
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
 }
 
 // At the first load a hand-placed module keeps a name over a pulled one
