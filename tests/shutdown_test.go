@@ -16,20 +16,18 @@ func TestStdioSIGTERMExitsZero(t *testing.T) {
 	if r := c.request("tools/list", `{}`, nil); !strings.Contains(r, `"tools"`) {
 		t.Fatalf("tools/list: %s", r)
 	}
-	exit := make(chan error, 1)
-	go func() { exit <- s.cmd.Wait() }()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exit:
-		if err != nil {
-			t.Fatalf("wasmcp exited with %v after SIGTERM\n%s", err, s.stderr.String())
+	case <-s.Done(): // the harness waits for the process
+		if code := s.Cmd.ProcessState.ExitCode(); code != 0 {
+			t.Fatalf("wasmcp exited with %d after SIGTERM\n%s", code, s.Stderr.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("wasmcp did not exit within 20 s of SIGTERM")
 	}
-	if log := s.stderr.String(); strings.Contains(log, "context canceled") {
+	if log := s.Stderr.String(); strings.Contains(log, "context canceled") {
 		t.Fatalf("a clean shutdown logged an error:\n%s", log)
 	}
 }
