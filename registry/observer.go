@@ -1,6 +1,9 @@
 package registry
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Observer receives the registry's load events, for metrics. Its methods
 // are called under the registry's load lock and must be quick.
@@ -20,6 +23,29 @@ type Observer interface {
 // loaded, was refused or is gone.
 type RetryObserver interface {
 	ModuleRetrying(module string, retrying bool)
+}
+
+// RefusalObserver is an Observer that also hears which files are not
+// served as they are now and why (a load error, a name another module
+// serves): refused false when the file loads, is served or is gone.
+type RefusalObserver interface {
+	ModuleRefusedNow(module, reason string, refused bool)
+}
+
+// maxReasonLabel bounds the reason a RefusalObserver is given.
+const maxReasonLabel = 300
+
+// refusedNow tells the observer, if it listens, of file's state.
+func (r *Registry) refusedNow(file, reason string, refused bool) {
+	r.syncMu.Lock()
+	obs := r.observer
+	r.syncMu.Unlock()
+	if ro, ok := obs.(RefusalObserver); ok {
+		if len(reason) > maxReasonLabel {
+			reason = strings.ToValidUTF8(reason[:maxReasonLabel], "") + "…"
+		}
+		ro.ModuleRefusedNow(file, reason, refused)
+	}
 }
 
 // SetObserver sets the registry's observer; call it before Load.

@@ -61,13 +61,14 @@ type Registry struct {
 	closed   bool              // Close was called; guarded by mu
 	pubTimer *time.Timer       // a publishSoon pending; guarded by mu
 
-	pubMu     sync.Mutex                 // serializes publish
-	published atomic.Bool                // a catalog was published
-	conflicts map[protocol.Conflict]bool // reported to clients; guarded by pubMu
-	started   atomic.Bool                // the initial load ended: later loads warm their modules up
-	ready     chan struct{}
-	readyOnce sync.Once
-	loads     chan struct{} // bounds the files loading at once
+	pubMu        sync.Mutex                   // serializes publish
+	published    atomic.Bool                  // a catalog was published
+	conflicts    map[protocol.Conflict]bool   // reported to clients; guarded by pubMu
+	conflictFile map[protocol.Conflict]string // the refused file of each; guarded by pubMu
+	started      atomic.Bool                  // the initial load ended: later loads warm their modules up
+	ready        chan struct{}
+	readyOnce    sync.Once
+	loads        chan struct{} // bounds the files loading at once
 
 	index    *statIndex   // file stats to hashes, across restarts (index.go)
 	skills   skillsState  // the skills directory (skills.go)
@@ -669,6 +670,7 @@ func (r *Registry) forgetRefusal(file string) {
 	delete(r.refused, file)
 	r.syncMu.Unlock()
 	r.doneRetrying(file)
+	r.refusedNow(file, "", false)
 }
 
 // refusal is the state of a file that was refused: it is not tried again
@@ -704,6 +706,7 @@ func (r *Registry) refuse(file string, st fileStat, pol string, err error) (outc
 		r.log.Error("module refused", "file", path, "reason", reason)
 	}
 	r.srv.Warn(map[string]string{"event": "module_refused", "file": file, "reason": reason})
+	r.refusedNow(file, reason, true)
 	return unchanged, nil
 }
 
@@ -858,17 +861,27 @@ func (r *Registry) warnConflicts(mods []protocol.Module, conflicts []protocol.Co
 			continue
 		}
 		seen[c] = true
-		if r.conflicts[c] {
-			continue
+		reason := fmt.Sprintf("declares %s %q, which %s serves: a served name stays with its module", c.Kind, c.Name, fileOf[c.Kept])
+		r.refusedNow(fileOf[c.Dropped], reason, true)
+		if !r.conflicts[c] {
+			r.srv.Warn(map[string]string{"event": "module_refused", "file": fileOf[c.Dropped], "served_by": fileOf[c.Kept], "reason": reason})
 		}
-		r.srv.Warn(map[string]string{
-			"event":     "module_refused",
-			"file":      fileOf[c.Dropped],
-			"served_by": fileOf[c.Kept],
-			"reason":    fmt.Sprintf("declares %s %q, which %s serves: a served name stays with its module", c.Kind, c.Name, fileOf[c.Kept]),
-		})
+	}
+	for c := range r.conflicts {
+		if !seen[c] {
+			r.syncMu.Lock()
+			_, loadRefused := r.refused[r.conflictFile[c]]
+			r.syncMu.Unlock()
+			if !loadRefused {
+				r.refusedNow(r.conflictFile[c], "", false)
+			}
+		}
 	}
 	r.conflicts = seen
+	r.conflictFile = make(map[protocol.Conflict]string, len(seen))
+	for c := range seen {
+		r.conflictFile[c] = fileOf[c.Dropped]
+	}
 }
 
 // module is a loaded module as the catalog holds it: it counts the calls

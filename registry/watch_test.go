@@ -251,6 +251,8 @@ func TestDuplicateToolNameKeptByIncumbent(t *testing.T) {
 		return m.Name()
 	}
 	warned := logClient(t, f.srv)
+	refused := &refusalRecorder{now: map[string]string{}}
+	f.reg.SetObserver(refused)
 	// b arrives first and serves the tool; a arrives declaring it (its
 	// name sorts first) and is refused; b keeps it.
 	f.deploy("b.wasm", smallV2)
@@ -269,14 +271,45 @@ func TestDuplicateToolNameKeptByIncumbent(t *testing.T) {
 		!strings.Contains(w[0], `small_hello`) || !strings.Contains(w[0], `"level":"warning"`) {
 		t.Fatalf("warnings = %q", w)
 	}
+	if why := refused.get("a.wasm"); !strings.Contains(why, `"small_hello", which b.wasm serves`) {
+		t.Fatalf("a.wasm refused for %q", why)
+	}
 	// A module refused at load is told too.
 	f.deploy("junk.wasm", []byte("not a module"))
 	f.waitFor("the junk warning", func() bool { w := warned(); return len(w) == 2 && strings.Contains(w[1], `"file":"junk.wasm"`) })
+	if refused.get("junk.wasm") == "" {
+		t.Fatal("junk.wasm not listed as refused")
+	}
 	// b leaves: a is taken at the next publish.
 	if err := os.Remove(filepath.Join(f.dir, "b.wasm")); err != nil {
 		t.Fatal(err)
 	}
 	f.waitFor("a", func() bool { return owner() == "a" })
+	f.waitFor("a.wasm no longer refused", func() bool { return refused.get("a.wasm") == "" })
+}
+
+// refusalRecorder is a RefusalObserver: the files refused now, and why.
+type refusalRecorder struct {
+	mu  sync.Mutex
+	now map[string]string
+}
+
+func (*refusalRecorder) ModuleLoaded(string, time.Duration, int) {}
+func (*refusalRecorder) ModuleRefused()                          {}
+func (*refusalRecorder) CatalogPublished()                       {}
+func (o *refusalRecorder) ModuleRefusedNow(module, reason string, refused bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if refused {
+		o.now[module] = reason
+	} else {
+		delete(o.now, module)
+	}
+}
+func (o *refusalRecorder) get(module string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.now[module]
 }
 
 // logClient is a legacy session that asked for logs at warning; it

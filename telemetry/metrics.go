@@ -36,6 +36,7 @@ type Metrics struct {
 	reloads     prometheus.Counter
 	refusals    prometheus.Counter
 	retrying    *prometheus.GaugeVec // module
+	refusedNow  *prometheus.GaugeVec // module, reason
 	loadTime    prometheus.Histogram
 	wasmBytes   *prometheus.GaugeVec // module
 	compileTime *prometheus.HistogramVec
@@ -93,6 +94,9 @@ func NewMetrics() *Metrics {
 	m.retrying = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "module_retrying",
 		Help: "1 for each module whose load a busy machine cut (a run at load reached its wall-clock ceiling with its guest under its own deadline); it is loaded again after a backoff."},
 		[]string{"module"})
+	m.refusedNow = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "module_refused",
+		Help: "1 for each module file not served as it is now (a load error, or a name another module serves), with the reason."},
+		[]string{"module", "reason"})
 	m.loadTime = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "module_load_duration_seconds",
 		Help:    "Time to load a module: compile (or read the compilation cache), instrument and describe.",
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
@@ -116,7 +120,7 @@ func NewMetrics() *Metrics {
 		Help: "Time of a guest's outbound HTTP request, redirects included.", Buckets: durBuckets},
 		[]string{"module"})
 	m.reg.MustRegister(m.calls, m.duration, m.instantiate, m.gateWait, m.output, m.result, m.tasks,
-		m.reloads, m.refusals, m.retrying, m.loadTime, m.wasmBytes, m.compileTime, m.codeBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
+		m.reloads, m.refusals, m.retrying, m.refusedNow, m.loadTime, m.wasmBytes, m.compileTime, m.codeBytes, m.authFails, m.outCalls, m.outBytes, m.outDuration, (*gauges)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -238,6 +242,14 @@ func (m *Metrics) ModuleRetrying(module string, retrying bool) {
 		m.retrying.WithLabelValues(module).Set(1)
 	} else {
 		m.retrying.DeleteLabelValues(module)
+	}
+}
+
+// ModuleRefusedNow implements registry.RefusalObserver.
+func (m *Metrics) ModuleRefusedNow(module, reason string, refused bool) {
+	m.refusedNow.DeletePartialMatch(prometheus.Labels{"module": module})
+	if refused {
+		m.refusedNow.WithLabelValues(module, reason).Set(1)
 	}
 }
 

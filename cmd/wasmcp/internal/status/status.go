@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -107,6 +109,16 @@ func writeStatus(w io.Writer, base, ready string, fams map[string]*dto.MetricFam
 		sort.Strings(names)
 		fmt.Fprintf(w, "retrying %s (a busy machine cut their load; loaded again after a backoff)\n\n", strings.Join(names, " "))
 	}
+	if f := fams["wasmcp_module_refused"]; f != nil && len(f.Metric) > 0 {
+		// Files not served as they are now, and why.
+		var lines []string
+		for _, m := range f.Metric {
+			l := labelsOf(m)
+			lines = append(lines, fmt.Sprintf("refused  %s: %s", l["module"], escapeControl(l["reason"])))
+		}
+		sort.Strings(lines)
+		fmt.Fprintf(w, "%s\n\n", strings.Join(lines, "\n"))
+	}
 	type row struct {
 		calls, errs float64
 		outcomes    map[string]float64
@@ -177,4 +189,19 @@ func writeStatus(w io.Writer, base, ready string, fams map[string]*dto.MetricFam
 		fmt.Fprintln(tw, "(no tool calls yet)")
 	}
 	return tw.Flush()
+}
+
+// escapeControl writes control characters of a reason (remote or guest
+// text) as Go escapes, so that it cannot move the terminal's cursor.
+func escapeControl(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -17,6 +17,8 @@ wasmcp_tool_calls_total{module="m",tool="echo",outcome="ok",limit=""} 5
 wasmcp_tool_calls_total{module="m",tool="echo",outcome="limit",limit="timeout"} 2
 # TYPE wasmcp_gate_queue_depth gauge
 wasmcp_gate_queue_depth{module="m"} 4
+# TYPE wasmcp_module_refused gauge
+wasmcp_module_refused{module="b.wasm",reason="declares tool \"small_hello\", which a.wasm serves` + "\x1b[8m" + `"} 1
 `
 
 // TestPrint: the header counts and one row per tool, with its errors by
@@ -37,7 +39,7 @@ func TestPrint(t *testing.T) {
 	if err := Print(context.Background(), &out, srv.URL+"/metrics"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"server   " + srv.URL + " (ready)", "modules  2  tools 3", "limit:timeout=2"} {
+	for _, want := range []string{"server   " + srv.URL + " (ready)", "modules  2  tools 3", "limit:timeout=2", `refused  b.wasm: declares tool "small_hello", which a.wasm serves\x1b[8m`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}
