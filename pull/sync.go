@@ -16,6 +16,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/wasmcp/wasmcp/internal/regfile"
 	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
@@ -479,14 +480,23 @@ func (s *Syncer) owns(name string, module []byte) bool {
 	if _, err := os.Stat(s.markerPath(name)); err == nil {
 		return true
 	}
-	b, err := os.ReadFile(s.wasmPath(name))
+	b, err := regfile.Read(s.wasmPath(name), maxModuleBytes)
 	return err != nil || bytes.Equal(b, module)
 }
 func (s *Syncer) policyPath(name string) string { return filepath.Join(s.Dir, name+".policy.toml") }
 
+// The caps of the installed files the syncer reads back, the registry's
+// (registry.MaxModuleBytes, registry.MaxPolicyBytes): each is read by
+// regfile, without blocking on a FIFO put in its place, and must be a
+// regular file.
+const (
+	maxModuleBytes = 256 << 20
+	maxPolicyBytes = 1 << 20
+)
+
 // installedIs reports whether NAME.wasm holds the module of hash h.
 func (s *Syncer) installedIs(name string, h digest.Digest) bool {
-	b, err := os.ReadFile(s.wasmPath(name))
+	b, err := regfile.Read(s.wasmPath(name), maxModuleBytes)
 	return err == nil && digest.FromBytes(b) == h
 }
 
@@ -505,9 +515,10 @@ func (s *Syncer) install(name string, f *Fetched) (changed bool, err error) {
 		return false, err
 	}
 	pp := s.policyPath(name)
-	old, rerr := os.ReadFile(pp)
+	old, rerr := regfile.Read(pp, maxPolicyBytes)
+	_, lerr := os.Lstat(pp)
 	switch {
-	case f.Policy == nil && rerr == nil:
+	case f.Policy == nil && lerr == nil:
 		if err := os.Remove(pp); err != nil {
 			return false, err
 		}
