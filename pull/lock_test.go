@@ -81,11 +81,18 @@ func TestHandPlacedModule(t *testing.T) {
 		return &pull.Syncer{Dir: dir, Cache: cache, Source: c, Verify: pull.Verify, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	}
 	s := syncer()
+	var told []string
+	s.Refused = func(tool, check, reason string, serving bool) {
+		told = append(told, fmt.Sprintf("%s %s %v %s", tool, check, serving, reason))
+	}
 	if _, err := s.Sync(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(wasm); !bytes.Equal(b, hand) {
 		t.Fatalf("the module placed by hand was replaced: %q", b)
+	}
+	if len(told) != 1 || !strings.HasPrefix(told[0], "echo install false ") || !strings.Contains(told[0], wasm) {
+		t.Fatalf("Refused heard %q", told)
 	}
 	if !strings.Contains(logs.String(), "not installed over a module placed by hand") || !strings.Contains(logs.String(), wasm) || !strings.Contains(logs.String(), "tool=echo") {
 		t.Fatalf("log:\n%s", logs.String())

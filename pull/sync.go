@@ -90,6 +90,10 @@ type Syncer struct {
 	Source Source
 	Verify Verifier
 	Log    *slog.Logger
+	// Refused, when set, hears of each pulled tool refused (besides the
+	// log line): its name, the check, the reason and whether a version
+	// verified before keeps serving. serve tells the clients with it.
+	Refused func(tool, check, reason string, serving bool)
 
 	mu     sync.Mutex
 	served map[string]digest.Digest // tool → SHA-256 of the module installed after it verified
@@ -270,6 +274,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		// verified before: its policy would be the script's.
 		err := &HandPlacedError{File: sc}
 		log.Error("pulled tool refused; not installed over a module placed by hand", "file", sc, "digest", t.Digest, "check", "install", "reason", err.Error())
+		s.tell(t.Name, "install", err.Error(), false)
 		return s.uninstall(t.Name), false
 	}
 	f, err := s.Fetch(ctx, t, t.Digest)
@@ -291,8 +296,10 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		sigRefused := errors.As(err, &ce) && ce.Check == CheckSignature
 		if _, ok := s.served[t.Name]; ok && !sigRefused && s.installedIs(t.Name, s.served[t.Name]) {
 			log.Error("pulled tool refused; the version verified before keeps serving", "digest", t.Digest, checkAttr(err), "reason", err.Error())
+			s.tell(t.Name, checkAttr(err).Value.String(), err.Error(), true)
 		} else {
 			log.Error("pulled tool refused; not served", "digest", t.Digest, checkAttr(err), "reason", err.Error())
+			s.tell(t.Name, checkAttr(err).Value.String(), err.Error(), false)
 			changed = s.uninstall(t.Name)
 		}
 	} else {
@@ -301,6 +308,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		switch {
 		case errors.As(ierr, &hp):
 			log.Error("pulled tool refused; not installed over a module placed by hand", "file", hp.File, "digest", t.Digest, "check", "install", "reason", ierr.Error())
+			s.tell(t.Name, "install", ierr.Error(), false)
 		case ierr != nil:
 			log.Error("pulled tool: installing into the tools directory", "err", ierr)
 		}
@@ -345,6 +353,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	}
 	if err != nil {
 		log.Error("update refused; the pinned version keeps serving", "digest", now, "pinned", t.Digest, checkAttr(err), "reason", err.Error())
+		s.tell(t.Name, checkAttr(err).Value.String(), "update refused: "+err.Error(), true)
 		return changed, lockChanged
 	}
 	c, ierr := s.install(t.Name, nf)
@@ -425,6 +434,13 @@ func (s *Syncer) installed() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// tell hands a refusal to Refused, when set.
+func (s *Syncer) tell(tool, check, reason string, serving bool) {
+	if s.Refused != nil {
+		s.Refused(tool, check, reason, serving)
+	}
 }
 
 // HandPlacedError is a pulled tool refused because a module of its name,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/wasmcp/wasmcp/auth"
@@ -144,6 +145,15 @@ func startRegistry(_ context.Context, r *run, c *cleanups) error {
 	}
 	r.pull = pull
 	c.add(pull.close)
+	if pull != nil {
+		// A pulled tool refused reaches the clients that asked for logs,
+		// as a module refused at load does.
+		srv := r.srv
+		pull.syncer.Refused = func(tool, check, reason string, serving bool) {
+			srv.Warn(map[string]string{"event": "pulled_tool_refused", "tool": tool, "check": check,
+				"reason": reason, "serving": strconv.FormatBool(serving)})
+		}
+	}
 	r.reg = registry.New(r.cfg.Tools, r.engine, r.srv, r.log)
 	r.reg.SetObserver(r.ops.metrics)
 	if r.cfg.Skills != "" {
