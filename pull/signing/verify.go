@@ -67,18 +67,18 @@ type Reason string
 
 // The reasons a signature is refused.
 const (
-	ReasonMalformed     Reason = "malformed"       // not a bundle, not PEM, not a digest
-	ReasonPolicy        Reason = "policy"          // the policy names no usable signer
-	ReasonWrongDigest   Reason = "wrong digest"    // it signs another artifact
-	ReasonBadSignature  Reason = "bad signature"   // the signature does not verify
-	ReasonUntrustedKey  Reason = "untrusted key"   // signed by another key or CA
-	ReasonWrongIdentity Reason = "wrong identity"  // the certificate names another signer
-	ReasonWrongIssuer   Reason = "wrong issuer"    // the certificate names another OIDC issuer
-	ReasonNoTlogProof   Reason = "no tlog proof"   // keyless without a transparency-log entry
-	ReasonExpired       Reason = "expired"         // signed outside the certificate's validity, or the key is past its not_after
-	ReasonNotYetValid   Reason = "not yet valid"   // the key's not_before is still to come
-	ReasonRevoked       Reason = "revoked"         // the key is listed as revoked
-	ReasonNotSignature  Reason = "not a signature" // an attestation (another in-toto predicate type)
+	ReasonMalformed       Reason = "malformed"        // not a bundle, not PEM, not a digest
+	ReasonPolicy          Reason = "policy"           // the policy names no usable signer
+	ReasonWrongDigest     Reason = "wrong digest"     // it signs another artifact
+	ReasonBadSignature    Reason = "bad signature"    // the signature does not verify
+	ReasonUntrustedKey    Reason = "untrusted key"    // signed by another key or CA
+	ReasonWrongIdentity   Reason = "wrong identity"   // the certificate names another signer
+	ReasonWrongIssuer     Reason = "wrong issuer"     // the certificate names another OIDC issuer
+	ReasonNoTlogProof     Reason = "no tlog proof"    // keyless without a transparency-log entry
+	ReasonExpired         Reason = "expired"          // signed outside the certificate's validity, or the key is past its not_after
+	ReasonNotYetValid     Reason = "not yet valid"    // the key's not_before is still to come
+	ReasonRevoked         Reason = "revoked"          // the key is listed as revoked
+	ReasonNotSignature    Reason = "not a signature"  // an attestation (another in-toto predicate type)
 	ReasonWrongRepository Reason = "wrong repository" // it names another repository, or none where one is required
 )
 
@@ -393,6 +393,32 @@ func checkStatement(payloadType string, payload, want []byte, digest string) (na
 	return names, nil
 }
 
+// canonicalRepository is REGISTRY/REPOSITORY as one spelling of its
+// registry: the host lowercase without a trailing dot, and Docker Hub's
+// names (docker.io, index.docker.io — cosign's — registry-1.docker.io)
+// one, its official images under library/. The repository path is kept
+// as written: it is case-sensitive.
+func canonicalRepository(s string) string {
+	host, repo, ok := strings.Cut(s, "/")
+	if !ok {
+		return s
+	}
+	host = strings.ToLower(host)
+	if h, port, hasPort := strings.Cut(host, ":"); hasPort {
+		host = strings.TrimSuffix(h, ".") + ":" + port
+	} else {
+		host = strings.TrimSuffix(host, ".")
+	}
+	switch host {
+	case "docker.io", "index.docker.io", "registry-1.docker.io":
+		host = "docker.io"
+		if !strings.Contains(repo, "/") {
+			repo = "library/" + repo
+		}
+	}
+	return host + "/" + repo
+}
+
 // checkRepository checks the repositories a signature names for the
 // digest ("" for a subject without a name) against want: one must be
 // want; naming only others is refused; naming none is refused when the
@@ -402,8 +428,9 @@ func checkRepository(names []string, want string, key bool) error {
 		return nil
 	}
 	var others []string
+	w := canonicalRepository(want)
 	for _, n := range names {
-		if n == want {
+		if n != "" && canonicalRepository(n) == w {
 			return nil
 		}
 		if n != "" {
