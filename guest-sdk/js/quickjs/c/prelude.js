@@ -426,7 +426,23 @@
 			} catch (e) {
 				p = Promise.reject(e);
 			}
-			p.then((v) => { st.v = JSON.stringify(v); st.s = 1; }, (e) => { st.v = errorText(e); st.s = 2; });
+			// A result JSON cannot carry (a cycle, a BigInt, a getter or
+			// toJSON that throws) or an error with no text of its own (a
+			// toString that throws, a Proxy) fails the call with what
+			// happened: left pending, it read "never settled".
+			const failed = (e) => {
+				try { st.v = errorText(e); } catch (_) { st.v = "the handler failed with a value that has no text"; }
+				st.s = 2;
+			};
+			p.then((v) => {
+				let s;
+				try { s = JSON.stringify(v); } catch (e) {
+					failed(e);
+					st.v = "the handler's result cannot be sent as JSON: " + st.v;
+					return;
+				}
+				st.v = s; st.s = 1;
+			}, failed);
 			return st;
 		},
 	};
