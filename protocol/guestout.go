@@ -200,7 +200,7 @@ var quotedHostMembers = func() [][]byte {
 // name one of them is decoded.
 func stripHostMembers(res []byte) ([]byte, error) {
 	// A quick look for the names; a result that may hold one is decoded.
-	suspect := jsonrpc.MayHold(res, quotedHostMembers...) ||
+	suspect := jsonrpc.MayHold(res, quotedHostMembers...) || mayHoldMemberFold(res) ||
 		mayHoldMetaFold(res) && (bytes.Contains(res, []byte("modelcontextprotocol")) || mayHoldHostKey(res))
 	if !suspect {
 		return res, nil
@@ -217,7 +217,9 @@ func stripHostMembers(res []byte) ([]byte, error) {
 		}
 	}
 	for k := range m {
-		if k != "_meta" && isMetaKey(k) {
+		if k != "_meta" && isMetaKey(k) || isHostMemberFold(k) {
+			// What a case-folding decoder (Go's encoding/json) reads as
+			// the host's member: "CacheScope", "cacheſcope", "ResultType".
 			delete(m, k)
 			changed = true
 		}
@@ -251,6 +253,42 @@ func stripHostMembers(res []byte) ([]byte, error) {
 		return res, nil
 	}
 	return sonic.Marshal(m)
+}
+
+// isHostMemberFold reports whether k is one of hostMembers only without
+// regard to case or Unicode folding.
+func isHostMemberFold(k string) bool {
+	for _, h := range hostMembers {
+		if k != h && len(k) >= len(h) && strings.EqualFold(k, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHoldMemberFold reports whether b may hold a member that folds to one
+// of hostMembers without being it: a quote followed by one of their names
+// in another ASCII case, or a character that folds to an ASCII letter of
+// theirs ("ſ" to s, the Kelvin sign to k). The quick look beside MayHold,
+// one IndexByte pass over the quotes.
+func mayHoldMemberFold(b []byte) bool {
+	if bytes.Contains(b, []byte("\xc5\xbf")) || bytes.Contains(b, []byte("\xe2\x84\xaa")) {
+		return true
+	}
+	for off := 0; ; {
+		i := bytes.IndexByte(b[off:], '"')
+		if i < 0 {
+			return false
+		}
+		j := off + i + 1
+		for _, q := range quotedHostMembers {
+			n := len(q) - 1 // the name and its closing quote
+			if j+n <= len(b) && b[j]|0x20 == q[1]|0x20 && bytes.EqualFold(b[j:j+n], q[1:]) {
+				return true
+			}
+		}
+		off = j
+	}
 }
 
 // mayHoldMetaFold reports whether b may hold a member named _meta in any
