@@ -35,6 +35,10 @@ const (
 	maxChildren = 2
 	// maxStderr is how much of a child's stderr is kept for its error.
 	maxStderr = 16 << 10
+	// maxGrowth bounds a child's answer: maxGrowth times its source, and
+	// a MiB. Lowering to ES2017 grows honest code up to about ten times
+	// (a?.b?.c?.d?.e becomes five conditionals with temporaries).
+	maxGrowth = 16
 )
 
 // WallCeiling is the last-resort wall-clock bound of one transform,
@@ -88,10 +92,14 @@ func Transform(ctx context.Context, name string, src []byte) ([]byte, error) {
 	cmd.Stdin = bytes.NewReader(in)
 	var out bytes.Buffer
 	stderr := &capped{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = &limited{w: &out, left: int64(4*len(src)) + 1<<20}, stderr
+	stdout := &limited{w: &out, left: int64(maxGrowth*len(src)) + 1<<20}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s: the TypeScript transform did not finish within %s", name, WallCeiling)
+	}
+	if stdout.over {
+		return nil, fmt.Errorf("%s: the TypeScript transform's output is more than %d times the source and a MiB", name, maxGrowth)
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("%s: the TypeScript transform failed: %s", name, childFailure(cmd, stderr.String(), runErr))
@@ -193,12 +201,14 @@ func position(name string, m api.Message) string {
 type limited struct {
 	w    io.Writer
 	left int64
+	over bool // a write was refused
 }
 
 var errTooLong = errors.New("the answer is longer than the input allows")
 
 func (l *limited) Write(p []byte) (int, error) {
 	if int64(len(p)) > l.left {
+		l.over = true
 		return 0, errTooLong
 	}
 	l.left -= int64(len(p))

@@ -1,6 +1,7 @@
 package tstransform
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -85,5 +86,25 @@ func BenchmarkTransformInProcess(b *testing.B) {
 		if _, errs := transform("reference.ts", string(src)); errs != nil {
 			b.Fatal(errs)
 		}
+	}
+}
+
+// TestTransformLoweringGrowsHonestCode: lowering optional chains to
+// ES2017 makes an honest 450 KB script's answer about ten times its
+// source; it transforms (a bound of four times cut the child's answer:
+// "signal: broken pipe"), and an answer past the bound says so.
+func TestTransformLoweringGrowsHonestCode(t *testing.T) {
+	src := "declare const a: any;\n" + strings.Repeat("a?.b?.c?.d?.e;\n", 30000)
+	js, err := Transform(context.Background(), "chains.ts", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(js) < 4*len(src) {
+		t.Fatalf("%d bytes of source became %d: not the growth this test needs", len(src), len(js))
+	}
+	var out bytes.Buffer
+	l := &limited{w: &out, left: 10}
+	if _, err := l.Write(make([]byte, 11)); err == nil || !l.over {
+		t.Fatalf("a write past the bound: err %v, over %v", err, l.over)
 	}
 }
