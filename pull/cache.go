@@ -14,6 +14,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/wasmcp/wasmcp/internal/privdir"
+	"github.com/wasmcp/wasmcp/internal/regfile"
 	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
@@ -57,7 +58,7 @@ func (c *Cache) Blob(d digest.Digest) (data []byte, ok bool) {
 		return nil, false
 	}
 	p := c.blobPath(d)
-	data, err := os.ReadFile(p)
+	data, err := regfile.Read(p, maxModuleBytes)
 	if err != nil {
 		return nil, false
 	}
@@ -130,7 +131,7 @@ func (c *Cache) Signatures(manifest digest.Digest) ([]oci.Signature, bool) {
 	if manifest.Validate() != nil {
 		return nil, false
 	}
-	data, err := os.ReadFile(c.sigPath(manifest))
+	data, err := regfile.Read(c.sigPath(manifest), maxLockBytes)
 	if errors.Is(err, fs.ErrNotExist) || err != nil {
 		return nil, false
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/wasmcp/wasmcp/internal/regfile"
 	"github.com/wasmcp/wasmcp/pull/oci"
 )
 
@@ -122,10 +123,14 @@ func CheckName(name string) error {
 	return nil
 }
 
+// maxLockBytes bounds the lock file, read like every file of the tools
+// directory: without blocking on a FIFO, regular files only.
+const maxLockBytes = 16 << 20
+
 // ReadLock reads dir's lock file; none is an empty lock.
 func ReadLock(dir string) (*Lock, error) {
 	p := filepath.Join(dir, LockName)
-	data, err := os.ReadFile(p)
+	data, err := regfile.Read(p, maxLockBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{}, nil
 	}
@@ -220,7 +225,7 @@ var ErrLockChanged = errors.New("the lock file changed since it was read")
 // is never overwritten with the older content. (A write racing the
 // comparison itself, within microseconds, is not excluded.)
 func WriteLockUnchanged(dir string, l *Lock) error {
-	now, err := os.ReadFile(filepath.Join(dir, LockName))
+	now, err := regfile.Read(filepath.Join(dir, LockName), maxLockBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -13,14 +13,14 @@ import (
 	"github.com/wasmcp/wasmcp/pull"
 )
 
-// TestSyncNonRegularInstalledFiles: serve's syncer reads the installed
-// NAME.wasm and NAME.policy.toml of the registry directory; one replaced
+// TestSyncNonRegularInstalledFiles: serve's syncer reads the lock and the
+// installed NAME.wasm and NAME.policy.toml of the registry directory; one replaced
 // by a FIFO nobody writes (open blocked forever: the tag never followed
 // again) or by a link to /dev/zero (read until memory ran out) is opened
 // without blocking and refused as not regular, the version reinstalled (a
-// policy it has not removed).
+// policy it has not removed; with the lock unread, nothing served).
 func TestSyncNonRegularInstalledFiles(t *testing.T) {
-	for _, file := range []string{"echo.wasm", "echo.policy.toml"} {
+	for _, file := range []string{"echo.wasm", "echo.policy.toml", pull.LockName} {
 		for _, kind := range []string{"fifo", "devzero"} {
 			t.Run(file+"/"+kind, func(t *testing.T) {
 				work := t.TempDir()
@@ -59,6 +59,10 @@ func TestSyncNonRegularInstalledFiles(t *testing.T) {
 						t.Errorf("%s after Sync: %v, want removed (the version has no policy)", file, err)
 					case file == "echo.wasm" && (err != nil || !fi.Mode().IsRegular()):
 						t.Errorf("%s after Sync: %v, want the version reinstalled", file, err)
+					case file == pull.LockName:
+						if _, err := os.Lstat(filepath.Join(dir, "echo.wasm")); !os.IsNotExist(err) {
+							t.Errorf("the lock not regular: echo.wasm %v, want removed (nothing served until the lock is read)", err)
+						}
 					}
 				case <-time.After(60 * time.Second):
 					// Neither a FIFO's open nor a read of /dev/zero ends.
