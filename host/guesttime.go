@@ -140,6 +140,11 @@ type busyError struct{ msg string }
 
 func (e *busyError) Error() string { return e.msg }
 
+// Busy marks err, a refusal at load caused by a busy machine rather than
+// by the module (a host-side step such as a script's transform that its
+// own wall ceiling cut), as Transient: the module is loaded again later.
+func Busy(err error) error { return &busyError{msg: err.Error()} }
+
 // Transient reports whether err refused a module for now only: a run at
 // load was cut by the wall-clock ceiling while its guest had used less than
 // its deadline (it waited for a CPU). The module should be loaded again

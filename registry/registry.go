@@ -555,6 +555,10 @@ func (s *fileSync) read(ctx context.Context) (out outcome, ok bool) {
 	}
 	if s.script {
 		if s.wasm, s.scriptEnv, err = scriptModule(ctx, s.r.engine, s.path, s.wasm); err != nil {
+			if host.Transient(err) && s.r.stable(s.path, s.st) {
+				out, _ := s.r.retryLater(ctx, s.file, err)
+				return out, false
+			}
 			return s.refuse(err), false
 		}
 	}

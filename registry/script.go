@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/tstransform"
 )
 
 // Script files: a NAME.js or NAME.ts file in the tools directory is a
@@ -82,6 +83,9 @@ func scriptModule(ctx context.Context, e *host.Engine, name string, src []byte) 
 	js := src
 	if strings.HasSuffix(base, ".ts") {
 		out, err := transformTS(ctx, base, src)
+		if errors.Is(err, tstransform.ErrBusy) {
+			return nil, nil, host.Busy(err) // loaded again later, not refused for good
+		}
 		if err != nil {
 			return nil, nil, err
 		}

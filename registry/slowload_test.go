@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/internal/tstransform"
 )
 
 // A module whose load is slow (its describe run spins until the describe
@@ -62,5 +63,31 @@ func TestLoadCutByABusyMachineComesBack(t *testing.T) {
 	}
 	if n := len(f.reg.Retrying()); n != 0 {
 		t.Fatalf("%d files still retrying after the module loaded", n)
+	}
+}
+
+// TestTransformCutByABusyMachineComesBack: a .ts whose transform the wall
+// ceiling cut (a busy machine) is loaded again later, not refused until
+// the file changes.
+func TestTransformCutByABusyMachineComesBack(t *testing.T) {
+	useRunner(t)
+	restore := tstransform.SetWallCeilingForTest(time.Nanosecond)
+	defer restore()
+	f := newFixtureWith(t, WatchOptions{Settle: 10 * time.Millisecond}, host.Config{})
+	f.deploy("greet.ts", []byte(`const { McpServer } = require("wasmcp");
+const s = new McpServer({ name: "greet", version: "1.0.0" });
+s.registerTool("greet", { description: "greets", inputSchema: { type: "object" } }, async (): Promise<string> => "hello from greet");
+`))
+	f.waitFor("greet.ts retrying", func() bool { return f.reg.Retrying()["greet.ts"] > 0 })
+	if l := f.logs.String(); strings.Contains(l, "module refused") {
+		t.Fatalf("a transform cut by the ceiling was refused: %s", l)
+	}
+	restore() // the machine is quiet again
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(f.call("greet"), "hello from greet") {
+		if time.Now().After(deadline) {
+			t.Fatal("the script did not come back")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -45,6 +46,25 @@ const (
 // waiting for a child slot included; CPU time is what judges the child.
 const WallCeiling = 2 * time.Minute
 
+// wallCeiling is WallCeiling, lowered by tests (SetWallCeilingForTest).
+var wallCeiling atomic.Int64
+
+func init() { wallCeiling.Store(int64(WallCeiling)) }
+
+// SetWallCeilingForTest sets the wall ceiling of the transforms that start
+// from now on, for a test of what a busy machine does, and returns the
+// function that restores WallCeiling.
+func SetWallCeilingForTest(d time.Duration) (restore func()) {
+	wallCeiling.Store(int64(d))
+	return func() { wallCeiling.Store(int64(WallCeiling)) }
+}
+
+// ErrBusy is in the error of a transform the wall ceiling cut — while it
+// waited for a free transform, or while its child, under its CPU limit,
+// waited for a CPU: the machine (or the other transforms) was busy, not
+// the source. The caller tries again later.
+var ErrBusy = errors.New("the machine is busy; it is tried again later")
+
 // Error is a transform's answer of errors: one line per problem,
 // FILE:LINE:COL: message (columns from 1, in UTF-8 bytes).
 type Error struct{ Lines []string }
@@ -70,13 +90,17 @@ var slots = make(chan struct{}, maxChildren)
 // It returns an *Error when esbuild refuses the text, and another error
 // when the child failed (it overran its CPU time, its stack, or the wall
 // ceiling; it could not be started).
-func Transform(ctx context.Context, name string, src []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, WallCeiling)
+func Transform(parent context.Context, name string, src []byte) ([]byte, error) {
+	ceiling := time.Duration(wallCeiling.Load())
+	ctx, cancel := context.WithTimeout(parent, ceiling)
 	defer cancel()
 	select {
 	case slots <- struct{}{}:
 		defer func() { <-slots }()
 	case <-ctx.Done():
+		if parent.Err() == nil {
+			return nil, fmt.Errorf("%s: the TypeScript transform waited %s for a free transform: %w", name, ceiling, ErrBusy)
+		}
 		return nil, fmt.Errorf("%s: the TypeScript transform: waiting for a free transform: %w", name, context.Cause(ctx))
 	}
 	in, err := json.Marshal(request{Name: name, Source: string(src), CPUSeconds: cpuSeconds})
@@ -96,7 +120,10 @@ func Transform(ctx context.Context, name string, src []byte) ([]byte, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s: the TypeScript transform did not finish within %s", name, WallCeiling)
+		if parent.Err() == nil {
+			return nil, fmt.Errorf("%s: the TypeScript transform did not finish within %s under its CPU limit: %w", name, ceiling, ErrBusy)
+		}
+		return nil, fmt.Errorf("%s: the TypeScript transform did not finish: %w", name, parent.Err())
 	}
 	if stdout.over {
 		return nil, fmt.Errorf("%s: the TypeScript transform's output is more than %d times the source and a MiB", name, maxGrowth)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTransformTypeScript(t *testing.T) {
@@ -106,5 +107,22 @@ func TestTransformLoweringGrowsHonestCode(t *testing.T) {
 	l := &limited{w: &out, left: 10}
 	if _, err := l.Write(make([]byte, 11)); err == nil || !l.over {
 		t.Fatalf("a write past the bound: err %v, over %v", err, l.over)
+	}
+}
+
+// TestTransformCutByTheCeilingIsBusy: a transform the wall ceiling cuts —
+// a busy machine, not the source — says so with ErrBusy, so that the
+// registry loads the file again later instead of refusing it for good.
+func TestTransformCutByTheCeilingIsBusy(t *testing.T) {
+	defer SetWallCeilingForTest(time.Nanosecond)()
+	_, err := Transform(context.Background(), "honest.ts", []byte("const x: number = 1;\n"))
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("a transform cut by the ceiling: %v, want ErrBusy", err)
+	}
+	// The caller's own end is not the machine's business.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Transform(ctx, "honest.ts", []byte("const x = 1;\n")); err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("a transform whose caller left: %v, want an error that is not ErrBusy", err)
 	}
 }
