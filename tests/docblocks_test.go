@@ -424,7 +424,7 @@ func TestReadmeFirstCommand(t *testing.T) {
 	var first string
 	for _, b := range shellBlocks(t, root, filepath.Join(root, "README.md")) {
 		for _, l := range strings.Split(b.text, "\n") {
-			if strings.HasPrefix(l, "go run ./examples/wasm/build") {
+			if strings.HasPrefix(l, "go run") && strings.Contains(l, "./examples/wasm/build &&") {
 				first = l
 				break
 			}

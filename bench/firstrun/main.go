@@ -26,8 +26,24 @@ import (
 	"time"
 )
 
-// readmeFirstCommand is the README's first set-up command.
-const readmeFirstCommand = "go run ./examples/wasm/build && go run ./cmd/wasmcp serve --tools examples/wasm/bin"
+// readmeFirstCommand is the README's first set-up command, when the
+// README does not say otherwise.
+const readmeFirstCommand = "go run -v ./examples/wasm/build && go run ./cmd/wasmcp serve --tools examples/wasm/bin"
+
+// firstCommand is the first set-up command of the README in dir: its
+// first line that runs ./examples/wasm/build and then wasmcp.
+func firstCommand(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		return readmeFirstCommand
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "go run") && strings.Contains(l, "./examples/wasm/build &&") {
+			return l
+		}
+	}
+	return readmeFirstCommand
+}
 
 func main() {
 	repo := flag.String("repo", "..", "the wasmcp checkout to clone")
@@ -58,9 +74,10 @@ func run(repo, rev string, keep bool, timeout time.Duration) error {
 		}
 	}
 	head, _ := exec.Command("git", "-C", clone, "rev-parse", "--short=12", "HEAD").Output()
-	fmt.Printf("measuring %s: %s\n", strings.TrimSpace(string(head)), readmeFirstCommand)
+	first := firstCommand(clone)
+	fmt.Printf("measuring %s: %s\n", strings.TrimSpace(string(head)), first)
 
-	cmd := exec.Command("sh", "-c", readmeFirstCommand)
+	cmd := exec.Command("sh", "-c", first)
 	cmd.Dir = clone
 	cmd.Env = append(os.Environ(), "GOCACHE="+filepath.Join(tmp, "gocache"), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
 		"XDG_DATA_HOME="+filepath.Join(tmp, "data"))
