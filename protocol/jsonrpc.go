@@ -82,7 +82,7 @@ func Decode(b []byte) (*Message, []byte, *Error) {
 	var id []byte
 	if len(env.ID) > 0 && string(env.ID) != "null" {
 		if !validID(env.ID) {
-			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: id must be a string or an integer")
+			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: id must be a string or an integer within ±(2^53-1)")
 		}
 		id = env.ID
 	}
@@ -112,7 +112,7 @@ func Decode(b []byte) (*Message, []byte, *Error) {
 			return nil, id, errorf(CodeInvalidRequest, "Invalid request: method must be a non-empty string")
 		}
 		if len(env.ID) > 0 && string(env.ID) == "null" {
-			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: id must be a string or an integer")
+			return nil, nil, errorf(CodeInvalidRequest, "Invalid request: id must be a string or an integer within ±(2^53-1)")
 		}
 		if len(env.Params) > 0 && string(env.Params) != "null" {
 			if env.Params[0] != '{' {
@@ -156,8 +156,15 @@ func envelopeKey(k []byte) error {
 	return nil
 }
 
-// validID accepts a JSON string or a JSON integer. A string id must be
-// valid UTF-8: it is echoed raw in the answer, which must be valid JSON.
+// maxIntID is the largest integer id: 2^53-1, the largest integer every
+// JSON reader keeps exact. Past it a JavaScript client or gateway reads
+// two ids as one (9007199254740992 and …993), and two answers would carry
+// what it takes for one id.
+const maxIntID = 1<<53 - 1
+
+// validID accepts a JSON string or a JSON integer within ±(2^53-1). A
+// string id must be valid UTF-8: it is echoed raw in the answer, which
+// must be valid JSON.
 func validID(b []byte) bool {
 	if b[0] == '"' {
 		return len(b) >= 2 && b[len(b)-1] == '"' && utf8.Valid(b)
@@ -169,12 +176,17 @@ func validID(b []byte) bool {
 	if len(s) == 0 {
 		return false
 	}
+	if len(s) > 16 {
+		return false
+	}
+	n := 0
 	for _, c := range s {
 		if c < '0' || c > '9' {
 			return false
 		}
+		n = n*10 + int(c-'0')
 	}
-	return true
+	return n <= maxIntID
 }
 
 // checkDepth rejects documents nested deeper than MaxDepth without decoding

@@ -148,3 +148,21 @@ func TestParamsSpecNamesExact(t *testing.T) {
 		t.Fatalf("free-form argument names: %s", r.Body)
 	}
 }
+
+// TestIntegerIDsKeptExact: an integer id past ±(2^53-1) is -32600. A
+// JavaScript client or gateway reads 9007199254740992 and 9007199254740993
+// as one number: both in flight at once would get two answers under what
+// it takes for one id.
+func TestIntegerIDsKeptExact(t *testing.T) {
+	for _, id := range []string{"9007199254740992", "9007199254740993", "-9007199254740992", "12345678901234567890"} {
+		_, _, err := Decode([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`))
+		if err == nil || err.Code != CodeInvalidRequest {
+			t.Errorf("id %s: got %v, want -32600", id, err)
+		}
+	}
+	for _, id := range []string{"9007199254740991", "-9007199254740991", "0", "-0", "42"} {
+		if _, _, err := Decode([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)); err != nil {
+			t.Errorf("id %s: %v", id, err)
+		}
+	}
+}
