@@ -271,7 +271,10 @@ func (b *catalogBuilder) refuse(kind, name, mod, problem string) bool {
 // addTools adds the tools m declares, each encoded in every shape.
 func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
 	for i := range d.Tools {
-		t := &d.Tools[i]
+		// A copy: the description is the module's, shared by every catalog
+		// built from it (a reload builds one while the last still serves).
+		tc := d.Tools[i]
+		t := &tc
 		t.Meta = withoutHostKeys(t.Meta)
 		if b.refuse("tool", t.Name, m.Name(), toolTextProblem(t)) || !b.claim("tool", t.Name, m.Name()) {
 			continue
@@ -289,7 +292,10 @@ func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
 // addResources adds the resources m declares.
 func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
 	for i := range d.Resources {
-		r := &d.Resources[i]
+		// A copy: the description is the module's, shared by every catalog
+		// built from it (a reload builds one while the last still serves).
+		rc := d.Resources[i]
+		r := &rc
 		r.Meta = withoutHostKeys(r.Meta)
 		if b.refuse("resource", r.URI, m.Name(), resourceTextProblem(r)) || !b.claim("resource", r.URI, m.Name()) {
 			continue
@@ -304,7 +310,10 @@ func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
 // addTemplates adds the resource templates m declares that parse.
 func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
 	for i := range d.ResourceTemplates {
-		rt := &d.ResourceTemplates[i]
+		// A copy: the description is the module's, shared by every catalog
+		// built from it (a reload builds one while the last still serves).
+		rtc := d.ResourceTemplates[i]
+		rt := &rtc
 		rt.Meta = withoutHostKeys(rt.Meta)
 		t, err := uritemplate.Parse(rt.URITemplate)
 		if err != nil || b.refuse("template", rt.URITemplate, m.Name(), templateTextProblem(rt)) || b.tmplSeen[rt.URITemplate] || !b.claim("template", rt.URITemplate, m.Name()) {
@@ -322,7 +331,10 @@ func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
 // addPrompts adds the prompts m declares.
 func (b *catalogBuilder) addPrompts(m Module, d *abi.Description) {
 	for i := range d.Prompts {
-		p := &d.Prompts[i]
+		// A copy: the description is the module's, shared by every catalog
+		// built from it (a reload builds one while the last still serves).
+		pc := d.Prompts[i]
+		p := &pc
 		p.Meta = withoutHostKeys(p.Meta)
 		if b.refuse("prompt", p.Name, m.Name(), promptTextProblem(p)) || !b.claim("prompt", p.Name, m.Name()) {
 			continue
