@@ -48,7 +48,11 @@ server.registerTool("big", {}, () => "x".repeat(40 << 20));
 	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "hostile.policy.toml"), []byte("timeout = \"5s\"\nmemory = \"128MiB\"\n"), 0o644); err != nil {
+	// A 20 s call deadline: the endless cases end well within the 30 s the
+	// loop below allows, and "big" meets its output cap first even under
+	// the race detector on a loaded machine (at 5 s it met the deadline in
+	// a CI run).
+	if err := os.WriteFile(filepath.Join(dir, "hostile.policy.toml"), []byte("timeout = \"20s\"\nmemory = \"128MiB\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, err := LoadFile(context.Background(), e, script)
