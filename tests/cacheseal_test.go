@@ -37,7 +37,7 @@ func TestTamperedCacheDir(t *testing.T) {
 	}
 	s.Stdin.Close()
 	done := make(chan error, 1)
-	go func() { done <- s.Cmd.Wait() }()
+	go func() { done <- waitExit(s) }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):

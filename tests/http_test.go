@@ -247,7 +247,7 @@ func sigtermEndsStream(t *testing.T, s *served, stream io.Reader) {
 	t.Helper()
 	start := time.Now()
 	exit := make(chan error, 1)
-	go func() { exit <- s.Cmd.Wait() }()
+	go func() { exit <- waitExit(s) }()
 	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

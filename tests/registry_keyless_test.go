@@ -73,7 +73,7 @@ func TestRegistryKeyless(t *testing.T) {
 		t.Fatalf("served: %s\n%s", got, s.Stderr)
 	}
 	s.Stdin.Close()
-	_ = s.Cmd.Wait()
+	<-s.Done()
 
 	cases := []struct {
 		tag  string

@@ -42,7 +42,7 @@ func TestRegistrySigned(t *testing.T) {
 		t.Fatalf("served: %s", got)
 	}
 	s.Stdin.Close()
-	_ = s.Cmd.Wait()
+	<-s.Done()
 
 	// An Ed25519 key (keygen --algorithm ed25519): push --sign writes a
 	// DSSE statement naming the digest; pull --key verifies it; the

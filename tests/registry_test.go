@@ -161,7 +161,7 @@ func TestRegistryPullServe(t *testing.T) {
 		t.Fatalf("served: %s", got)
 	}
 	s.Stdin.Close()
-	_ = s.Cmd.Wait()
+	<-s.Done()
 
 	// The registry is down: the cached, verified tool is served.
 	e.reg.Stop()

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,4 +31,15 @@ func TestStdioSIGTERMExitsZero(t *testing.T) {
 	if log := s.Stderr.String(); strings.Contains(log, "context canceled") {
 		t.Fatalf("a clean shutdown logged an error:\n%s", log)
 	}
+}
+
+// waitExit waits for s's process to end — the harness itself waits for
+// it (e2e.Serve.Done), so a second Cmd.Wait would fail — and returns nil
+// for exit status 0, else an error naming the status.
+func waitExit(s *served) error {
+	<-s.Done()
+	if code := s.Cmd.ProcessState.ExitCode(); code != 0 {
+		return fmt.Errorf("exit status %d", code)
+	}
+	return nil
 }

@@ -43,7 +43,7 @@ func TestStdioExitsWhenTheClientLeavesDuringElicitation(t *testing.T) {
 		}
 	}()
 	done := make(chan error, 1)
-	go func() { done <- s.Cmd.Wait() }()
+	go func() { done <- waitExit(s) }()
 	select {
 	case err := <-done:
 		if err != nil {

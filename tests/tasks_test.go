@@ -277,7 +277,7 @@ func TestTasksLegacyHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Cmd.Wait() }()
+	go func() { done <- waitExit(s) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -499,7 +499,7 @@ func TestTaskRestart(t *testing.T) {
 	if err := s.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = s.Cmd.Wait()
+	<-s.Done()
 
 	s2 := startServe(t, args...)
 	c2 := newStdioLegacy(t, s2)
