@@ -268,7 +268,9 @@ func (b *catalogBuilder) refuse(kind, name, mod, problem string) bool {
 	return true
 }
 
-// addTools adds the tools m declares, each encoded in every shape.
+// addTools adds the tools m declares, each encoded in every shape. It,
+// like addResources, addTemplates and addPrompts, works on copies of the
+// declarations: the module's description is never written.
 func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
 	for i := range d.Tools {
 		// A copy: the description is the module's, shared by every catalog
@@ -292,8 +294,6 @@ func (b *catalogBuilder) addTools(m Module, d *abi.Description) {
 // addResources adds the resources m declares.
 func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
 	for i := range d.Resources {
-		// A copy: the description is the module's, shared by every catalog
-		// built from it (a reload builds one while the last still serves).
 		rc := d.Resources[i]
 		r := &rc
 		r.Meta = withoutHostKeys(r.Meta)
@@ -310,8 +310,6 @@ func (b *catalogBuilder) addResources(m Module, d *abi.Description) {
 // addTemplates adds the resource templates m declares that parse.
 func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
 	for i := range d.ResourceTemplates {
-		// A copy: the description is the module's, shared by every catalog
-		// built from it (a reload builds one while the last still serves).
 		rtc := d.ResourceTemplates[i]
 		rt := &rtc
 		rt.Meta = withoutHostKeys(rt.Meta)
@@ -331,8 +329,6 @@ func (b *catalogBuilder) addTemplates(m Module, d *abi.Description) {
 // addPrompts adds the prompts m declares.
 func (b *catalogBuilder) addPrompts(m Module, d *abi.Description) {
 	for i := range d.Prompts {
-		// A copy: the description is the module's, shared by every catalog
-		// built from it (a reload builds one while the last still serves).
 		pc := d.Prompts[i]
 		p := &pc
 		p.Meta = withoutHostKeys(p.Meta)
