@@ -88,12 +88,27 @@ func TestPullStartBounded(t *testing.T) {
 	}
 	// Cached tools are served whatever the budget: cache the three, then
 	// list first a tool the slow registry cannot deliver in time.
+	// The whole check has --registry-timeout (400 ms): on a loaded
+	// machine one check may not fetch all three, so check again (what
+	// one fetched is cached for the next), a bounded number of times.
 	fast.Store(true)
-	check()
-	for _, tl := range lock.Tools {
-		if _, err := os.Stat(filepath.Join(dir, tl.Name+".wasm")); err != nil {
-			t.Fatalf("%s not installed from a fast registry: %v", tl.Name, err)
+	missing := func() (names []string) {
+		for _, tl := range lock.Tools {
+			if _, err := os.Stat(filepath.Join(dir, tl.Name+".wasm")); err != nil {
+				names = append(names, tl.Name)
+			}
 		}
+		return names
+	}
+	for range 20 {
+		if check(); len(missing()) == 0 {
+			break
+		}
+	}
+	if m := missing(); len(m) > 0 {
+		t.Fatalf("%v not installed from a fast registry after 20 checks", m)
+	}
+	for _, tl := range lock.Tools {
 		os.Remove(filepath.Join(dir, tl.Name+".wasm"))
 	}
 	fast.Store(false)
