@@ -83,6 +83,7 @@ func sleepers(t *testing.T, e *Engine, m *Module, principal string, n, ms int) f
 // and its stack (about 424 MiB): three sleepers took it all and the
 // neighbour waited, then failed "busy".
 func TestSleepingCallsDoNotStarveANeighbour(t *testing.T) {
+	skipLongInShort(t)
 	e := budgetEngine(t, 1280<<20)
 	a := loadProbe(t, e, Policy{})
 	b, err := e.Load(context.Background(), "neighbour", probeWasm, Policy{})
@@ -161,6 +162,7 @@ func TestPrincipalShareOfTheBudget(t *testing.T) {
 // that fits runs. Under the old budget the 256 MiB cap fitted and the
 // growth was never refused.
 func TestMemoryGrowBeyondTheBudgetFails(t *testing.T) {
+	skipLongInShort(t)
 	e := budgetEngine(t, 600<<20)
 	m := loadProbe(t, e, Policy{})
 	if got, err := callAs(t, m, "", "alloc", `{"n":32}`); err != nil || got != "32" {
@@ -297,6 +299,7 @@ func TestStackWithinItsCharge(t *testing.T) {
 // module loads once the calls end. It used to wait BudgetWait and be
 // refused as busy.
 func TestDescribeWaitsForTheBudget(t *testing.T) {
+	skipLongInShort(t)
 	// Another module (the probe with a custom section more): its
 	// description is in no cache, so it runs its describe; its code is
 	// compiled once beforehand, so that its load is its describe run.

@@ -114,6 +114,7 @@ func logBuffer() (*slog.Logger, func() string) {
 // first call; a huge function count exhausted its memory) is found by the
 // project's own hash, removed and compiled again, and the call answers.
 func TestDamagedCompiledCodeIsACacheMiss(t *testing.T) {
+	skipLongInShort(t)
 	for _, how := range []string{"offsets", "count"} {
 		t.Run(how, func(t *testing.T) {
 			dir := sealedProbeCache(t)
@@ -147,6 +148,7 @@ func TestDamagedCompiledCodeIsACacheMiss(t *testing.T) {
 // TestUnsealedCompiledCodeIsRemoved: an entry without a hash beside it
 // (planted, or left by a writer that stopped) is not handed to wazero.
 func TestUnsealedCompiledCodeIsRemoved(t *testing.T) {
+	skipLongInShort(t)
 	dir := sealedProbeCache(t)
 	entries := compiledEntries(t, dir)
 	for _, p := range entries {
@@ -170,6 +172,7 @@ func TestUnsealedCompiledCodeIsRemoved(t *testing.T) {
 // was stored (here to name a tool the module does not have) is a cache
 // miss: the module is described again and lists its own tools.
 func TestDescriptionCacheEditedByHand(t *testing.T) {
+	skipLongInShort(t)
 	dir := sealedProbeCache(t)
 	e, err := NewEngine(Config{CacheDir: dir, Logger: quietLogger})
 	if err != nil {
@@ -213,6 +216,7 @@ func TestDescriptionCacheEditedByHand(t *testing.T) {
 // TestDamagedSnapshotIsRemoved: a snapshot file whose stored hash does not
 // match is removed, logged once, and the snapshot taken again.
 func TestDamagedSnapshotIsRemoved(t *testing.T) {
+	skipLongInShort(t)
 	dir := t.TempDir()
 	logger, logs := logBuffer()
 	open := func() *Module {

@@ -42,6 +42,7 @@ func describedEngine(t *testing.T, cfg Config) *Engine {
 }
 
 func TestOpenListsWithoutCompiling(t *testing.T) {
+	skipLongInShort(t)
 	e := describedEngine(t, Config{})
 	src, _ := countingSource(probeWasm)
 	m, err := e.Open(context.Background(), "probe", probeWasm, "", Policy{}, src)
@@ -270,6 +271,7 @@ func TestOpenKnownNeedsTheCachedCopy(t *testing.T) {
 }
 
 func TestRecompileAfterEvictionValidatesOnce(t *testing.T) {
+	skipLongInShort(t)
 	// A budget of one probe: each call of the other closes a module's code.
 	e := describedEngine(t, Config{CodeMemory: codeCost(probeWasm) + 1, InstrumentLoops: true})
 	a, b := openTwo(t, e)

@@ -390,3 +390,13 @@ func BenchmarkCallFreshInstance(b *testing.B) {
 		}
 	}
 }
+
+// skipLongInShort skips a test that takes ten seconds or more (long
+// sleeps, many compilations) under -short: `.ci/test quick` stays within a
+// few minutes, and the full run (.ci/test) runs it.
+func skipLongInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("over 10 s; the full run (.ci/test) runs it")
+	}
+}
