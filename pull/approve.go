@@ -3,6 +3,7 @@ package pull
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 )
 
 // Approval is what Approve did: Tool is the entry after it, and
@@ -10,6 +11,9 @@ import (
 type Approval struct {
 	Tool           Tool
 	NothingPending bool
+	// NewNames are the names the approved version declares that were not
+	// approved before.
+	NewNames []string
 }
 
 // Approve grants what the tool name in dir's lock asks for and pins the
@@ -37,12 +41,20 @@ func Approve(dir, name, want string) (*Approval, error) {
 	}
 	g := append([]string{}, t.Pending...)
 	t.Approved = &g
+	var fresh []string
+	if t.PendingNames != nil {
+		// The approval is what the approved version declares, as its
+		// grants are what it asks for.
+		fresh = NewNames(*t.PendingNames, t.Names)
+		n := slices.Clone(*t.PendingNames)
+		t.Names = &n
+	}
 	if t.PendingDigest != "" {
 		t.moveTo(t.PendingDigest)
 	}
-	t.Pending, t.PendingDigest = nil, ""
+	t.Pending, t.PendingDigest, t.PendingNames = nil, "", nil
 	if err := WriteLock(dir, lock); err != nil {
 		return nil, err
 	}
-	return &Approval{Tool: *t}, nil
+	return &Approval{Tool: *t, NewNames: fresh}, nil
 }

@@ -68,6 +68,17 @@ type Tool struct {
 	// Approved, waiting for `wasmcp approve NAME`.
 	Pending       []string `toml:"pending,omitempty"`
 	PendingDigest string   `toml:"pending_digest,omitempty"`
+	// Names are the names the operator approved (NameLines: "tool echo",
+	// "resource file:///x", "template …", "prompt …"): a version declaring
+	// a name not in them asks for more, like a new grant, and one dropping
+	// a name asks for less. Absent (a lock from before names were
+	// recorded): the names the pinned version declares are approved when
+	// first seen, since that version is the one the operator approved.
+	Names *[]string `toml:"names,omitempty"`
+	// PendingNames are the names the pending version declares (recorded
+	// with Pending, approved with it: they replace Names); absent when
+	// that version was not described.
+	PendingNames *[]string `toml:"pending_names,omitempty"`
 	// Replaced are the digests this entry pinned before and moved away
 	// from, oldest first (the last MaxReplaced). "Older" than the pinned
 	// version means one of these: a tag moved back to one is a rollback,

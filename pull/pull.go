@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,19 @@ type Request struct {
 	// AllowDowngrade pins a digest the entry moved away from before (a
 	// rollback otherwise refused).
 	AllowDowngrade bool
+	// Describe, when set, names what the version declares (tools,
+	// resources, templates, prompts): listed by Pulled.Fetched.Names, and
+	// a name not approved before makes an update pending.
+	Describe Describer
+	// Taken, when set (with Describe), lists the names the other modules
+	// of the tools directory declare, each with the file declaring it
+	// (every module but NAME.wasm, the tool's own). A version declaring
+	// one of them is refused (CollisionError) unless AllowCollision.
+	Taken func(ctx context.Context, name string) (map[string]string, error)
+	// AllowCollision records a version whose names collide anyway: the
+	// catalog then keeps each name with the module serving it and refuses
+	// the other whole (docs/registry-tools.md, "Names").
+	AllowCollision bool
 }
 
 // Outcome says what a pull recorded for a version that passed every
@@ -73,6 +87,12 @@ type Pulled struct {
 	// Beyond are the grants asked for beyond an earlier approval (Pending
 	// with an approval only).
 	Beyond []string
+	// NewNames are the names declared beyond an earlier approval (Pending
+	// with an approval only).
+	NewNames []string
+	// Collisions are the names other modules of the tools directory
+	// declare too (recorded anyway: Request.AllowCollision).
+	Collisions []Collision
 }
 
 // Pull resolves r.Ref to a digest once, fetches and verifies that version
@@ -94,12 +114,32 @@ func Pull(ctx context.Context, r Request) (*Pulled, error) {
 			return nil, fmt.Errorf("pull %s refused: %w", r.Ref, err)
 		}
 	}
-	s := &Syncer{Dir: r.Dir, Cache: r.Cache, Source: r.Source, Verify: Verify}
+	s := &Syncer{Dir: r.Dir, Cache: r.Cache, Source: r.Source, Verify: Verify, Describe: r.Describe}
 	f, err := s.Fetch(ctx, &t, dgst)
+	if err == nil {
+		err = s.describe(ctx, &t, f)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pull %s@%s refused: %w", r.Ref.Registry+"/"+r.Ref.Repository, dgst, err)
 	}
 	p := &Pulled{Digest: dgst, Fetched: f, Took: time.Since(start)}
+	if t.Names == nil && t.Approved != nil && f.Names != nil {
+		s.adoptNames(ctx, &t, f)
+	}
+	if r.Taken != nil && f.Names != nil {
+		taken, err := r.Taken(ctx, t.Name)
+		if err != nil {
+			return nil, fmt.Errorf("pull %s: the names the tools directory's modules declare: %w", t.Name, err)
+		}
+		for _, n := range f.Names {
+			if file, ok := taken[n]; ok {
+				p.Collisions = append(p.Collisions, Collision{Name: n, File: file})
+			}
+		}
+		if len(p.Collisions) > 0 && !r.AllowCollision {
+			return nil, &CollisionError{Tool: t.Name, Collisions: p.Collisions}
+		}
+	}
 	t.Signer = f.Signer
 	record(&t, p)
 	p.Tool = t
@@ -168,28 +208,41 @@ func entry(r Request) (*Lock, Tool, error) {
 	return lock, t, nil
 }
 
-// record sets t's digest, approval and pending grants for the verified
-// version p.Fetched, and p.Outcome.
+// record sets t's digest, approval and pending grants and names for the
+// verified version p.Fetched, and p.Outcome. A version declaring a name
+// the approval does not hold asks for more, like a new grant (names not
+// described, Fetched.Names nil, are not compared).
 func record(t *Tool, p *Pulled) {
 	f := p.Fetched
+	var fresh []string
+	if f.Names != nil {
+		fresh = NewNames(f.Names, t.Names)
+	}
 	switch {
-	case t.Approved != nil && len(Beyond(f.Grants, *t.Approved)) == 0:
+	case t.Approved != nil && len(Beyond(f.Grants, *t.Approved)) == 0 && len(fresh) == 0:
 		t.moveTo(p.Digest)
-		t.Pending, t.PendingDigest = nil, ""
+		t.Pending, t.PendingDigest, t.PendingNames = nil, "", nil
 		p.Outcome = Within
 	case t.Approved == nil && len(f.Grants) == 0:
+		// A first pull asking for nothing: its names were listed, and
+		// checked against the tools directory's (Request.Taken).
 		t.moveTo(p.Digest)
-		t.Pending, t.PendingDigest = nil, ""
+		t.Pending, t.PendingDigest, t.PendingNames = nil, "", nil
 		empty := []string{}
 		t.Approved = &empty
+		if f.Names != nil {
+			n := slices.Clone(f.Names)
+			t.Names = &n
+		}
 		p.Outcome = NothingToApprove
 	default:
 		if t.Digest == "" || t.Approved == nil {
 			t.moveTo(p.Digest) // nothing served yet: this is the version to approve
 		}
-		t.Pending, t.PendingDigest = f.Grants, p.Digest
+		t.Pending, t.PendingDigest, t.PendingNames = f.Grants, p.Digest, namesOf(f)
 		if t.Approved != nil {
 			p.Beyond = Beyond(f.Grants, *t.Approved)
+			p.NewNames = fresh
 		}
 		p.Outcome = Pending
 	}

@@ -45,7 +45,8 @@ const (
 	CheckDigest    Check = "digest"    // content that does not hash to its digest
 	CheckSignature Check = "signature" // unsigned, or no signature verifies for the expected signer
 	CheckPolicy    Check = "policy"    // the policy layer does not parse
-	CheckApproval  Check = "approval"  // asks for grants the operator did not approve
+	CheckDescribe  Check = "describe"  // the module's describe failed: its names are unknown
+	CheckApproval  Check = "approval"  // asks for grants or names the operator did not approve
 	CheckRollback  Check = "rollback"  // a tag moved back to a version the lock replaced
 )
 
@@ -81,6 +82,9 @@ type Fetched struct {
 	Policy []byte // nil: the module ships none
 	Grants []string
 	Signer string // "" when unsigned and allowed
+	// Names are the names the module declares (NameLines), set by
+	// Syncer.describe; nil when not described.
+	Names []string
 }
 
 // Syncer keeps a tools directory in line with its lock file.
@@ -94,6 +98,10 @@ type Syncer struct {
 	// log line): its name, the check, the reason and whether a version
 	// verified before keeps serving. serve tells the clients with it.
 	Refused func(tool, check, reason string, serving bool)
+	// Describe, when set, names what a version declares: an update
+	// declaring a name not approved (Tool.Names) is pending approval, and
+	// an entry without recorded names gets the pinned version's.
+	Describe Describer
 
 	mu     sync.Mutex
 	served map[string]digest.Digest // tool → SHA-256 of the module installed after it verified
@@ -198,6 +206,76 @@ func (s *Syncer) Fetch(ctx context.Context, t *Tool, dgst string) (*Fetched, err
 	return f, nil
 }
 
+// describe sets f.Names with s.Describe; nothing when s.Describe is nil
+// or f was described already.
+func (s *Syncer) describe(ctx context.Context, t *Tool, f *Fetched) error {
+	if s.Describe == nil || f.Names != nil {
+		return nil
+	}
+	names, err := s.Describe(ctx, t.Name, f.Module, f.Policy)
+	if err != nil {
+		return refuse(CheckDescribe, err)
+	}
+	if names == nil {
+		names = []string{}
+	}
+	f.Names = names
+	return nil
+}
+
+// adoptNames records the names of t's pinned version as approved, for an
+// approved entry without names (a lock from before names were recorded):
+// the pinned version is the one the operator approved. pf is a version
+// already fetched, used when it is the pinned one. t.Names
+// stays nil if the pinned version cannot be fetched or described (then
+// every name of an update is new).
+func (s *Syncer) adoptNames(ctx context.Context, t *Tool, pf *Fetched) {
+	var err error
+	if pf == nil || pf.Digest != t.Digest {
+		pf, err = s.Fetch(ctx, t, t.Digest)
+	}
+	if err == nil {
+		err = s.describe(ctx, t, pf)
+	}
+	if err != nil {
+		s.logger().Warn("pulled tool: the lock records no names and the pinned version could not be described; none approved", "tool", t.Name, "digest", t.Digest, "err", err.Error())
+		return
+	}
+	if pf.Names == nil {
+		return
+	}
+	n := slices.Clone(pf.Names)
+	t.Names = &n
+	s.logger().Info("pulled tool: the lock records no names; the pinned version's are approved", "tool", t.Name, "digest", t.Digest, "names", printableList(n))
+}
+
+// namesOf is f's names for the lock: nil when f was not described.
+func namesOf(f *Fetched) *[]string {
+	if f.Names == nil {
+		return nil
+	}
+	n := slices.Clone(f.Names)
+	return &n
+}
+
+// sameNames reports whether recorded names are f's (both absent when f
+// was not described).
+func sameNames(recorded *[]string, f *Fetched) bool {
+	if recorded == nil || f.Names == nil {
+		return (recorded == nil) == (f.Names == nil)
+	}
+	return equal(*recorded, f.Names)
+}
+
+// printableList is lines as one string for a log, each escaped.
+func printableList(lines []string) string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = Printable(l)
+	}
+	return strings.Join(out, ", ")
+}
+
 // logger is s.Log, or a logger that drops everything (wasmcp pull has
 // no log: what it skips is in its error when nothing verifies).
 func (s *Syncer) logger() *slog.Logger {
@@ -283,8 +361,8 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	} else if err == nil {
 		if beyond := Beyond(f.Grants, *t.Approved); len(beyond) > 0 {
 			err = refuse(CheckApproval, fmt.Errorf("asks for %v beyond what was approved; run wasmcp approve %s", beyond, t.Name))
-			if !equal(t.Pending, f.Grants) || t.PendingDigest != t.Digest {
-				t.Pending, t.PendingDigest, lockChanged = f.Grants, t.Digest, true
+			if !equal(t.Pending, f.Grants) || t.PendingDigest != t.Digest || !sameNames(t.PendingNames, f) {
+				t.Pending, t.PendingDigest, t.PendingNames, lockChanged = f.Grants, t.Digest, namesOf(f), true
 			}
 		}
 	}
@@ -316,6 +394,10 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		if f.Signer != t.Signer {
 			t.Signer, lockChanged = f.Signer, true
 		}
+		if t.Names == nil && s.Describe != nil {
+			s.adoptNames(ctx, t, f)
+			lockChanged = lockChanged || t.Names != nil
+		}
 	}
 	if !follow {
 		return changed, lockChanged
@@ -342,11 +424,19 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 		err = refuse(CheckApproval, fmt.Errorf("not approved yet; run wasmcp approve %s", t.Name))
 	}
 	if err == nil {
-		if beyond := Beyond(nf.Grants, *t.Approved); len(beyond) > 0 {
+		err = s.describe(ctx, t, nf)
+	}
+	if err == nil {
+		beyond := Beyond(nf.Grants, *t.Approved)
+		var fresh []string
+		if nf.Names != nil {
+			fresh = NewNames(nf.Names, t.Names)
+		}
+		if len(beyond) > 0 || len(fresh) > 0 {
 			log.Error("update refused: it asks for more than was approved; the pinned version keeps serving", "digest", now, "pinned", t.Digest,
-				"check", string(CheckApproval), "asks", beyond, "approve", "wasmcp approve "+t.Name)
-			if !equal(t.Pending, nf.Grants) || t.PendingDigest != now {
-				t.Pending, t.PendingDigest, lockChanged = nf.Grants, now, true
+				"check", string(CheckApproval), "asks", printableList(beyond), "new_names", printableList(fresh), "approve", "wasmcp approve "+t.Name)
+			if !equal(t.Pending, nf.Grants) || t.PendingDigest != now || !sameNames(t.PendingNames, nf) {
+				t.Pending, t.PendingDigest, t.PendingNames, lockChanged = nf.Grants, now, namesOf(nf), true
 			}
 			return changed, lockChanged
 		}
@@ -363,7 +453,7 @@ func (s *Syncer) syncTool(ctx context.Context, t *Tool, follow bool) (changed, l
 	}
 	log.Info("pulled tool updated", "digest", now, "was", t.Digest, "signer", nf.Signer)
 	t.moveTo(now)
-	t.Signer, t.Pending, t.PendingDigest = nf.Signer, nil, ""
+	t.Signer, t.Pending, t.PendingDigest, t.PendingNames = nf.Signer, nil, "", nil
 	return changed || c, true
 }
 
