@@ -146,6 +146,8 @@ func startRegistry(_ context.Context, r *run, c *cleanups) error {
 	r.pull = pull
 	c.add(pull.close)
 	if pull != nil {
+		// An update declaring a name not approved waits for wasmcp approve.
+		pull.syncer.Describe = PulledNames(r.engine)
 		// A pulled tool refused reaches the clients that asked for logs,
 		// as a module refused at load does.
 		srv := r.srv

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
+)
+
+// TestPulledNames: a pulled version is described without its grants — a
+// variable read from the host (a secret) never reaches the guest, a
+// mount of a directory missing on this machine does not fail it — and
+// under limits no higher than serve's: a policy raising memory to 4GiB
+// is described with the default cap, one lowering it keeps its own.
+func TestPulledNames(t *testing.T) {
+	wasm, err := os.ReadFile("../tests/testdata/small/small.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultEngine()
+	cfg.CacheDir = "-"
+	e, err := host.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	t.Setenv("WASMCP_TEST_SECRET", "s3cret")
+	policy := []byte("memory = \"4GiB\"\n[env]\nTOKEN = { from = \"WASMCP_TEST_SECRET\" }\n[[mount]]\nguest = \"/data\"\nhost = \"/no/such/dir\"\n[[http.allow]]\nhost = \"api.example\"\n[access]\nscopes = [\"admin\"]\n")
+	names, err := PulledNames(e)(context.Background(), "small", wasm, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"tool small_hello"}) {
+		t.Errorf("names %q, want [tool small_hello]", names)
+	}
+	pol, err := describePolicy(policy, e.Limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pol.Env) != 0 || len(pol.Mounts) != 0 || pol.HTTP != nil || !pol.Access.Grant.Open() {
+		t.Errorf("grants applied to a version not approved: %+v", pol)
+	}
+	if def := host.DefaultLimits().MemoryBytes; pol.Limits.MemoryBytes != def {
+		t.Errorf("memory %d, want the default %d (a pulled policy cannot raise it before approval)", pol.Limits.MemoryBytes, def)
+	}
+	pol, err = describePolicy([]byte("memory = \"16MiB\"\n"), e.Limits())
+	if err != nil || pol.Limits.MemoryBytes != 16<<20 {
+		t.Errorf("a lower memory cap: %d, %v; want 16MiB kept", pol.Limits.MemoryBytes, err)
+	}
+}
+
+// TestPulledNamesSpinning: a pulled module whose describe spins is
+// refused at its describe deadline (its own CPU time), not waited for:
+// wasmcp pull ends with an error naming the deadline.
+func TestPulledNamesSpinning(t *testing.T) {
+	cfg := DefaultEngine()
+	cfg.CacheDir = "-"
+	cfg.DescribeTimeout = 300 * time.Millisecond
+	e, err := host.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	// A policy asking for a longer timeout changes nothing: the describe
+	// deadline is the engine's.
+	_, err = PulledNames(e)(context.Background(), "spin", guestbuild.SpinningStart(), []byte("timeout = \"1h\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "describe") {
+		t.Fatalf("a spinning describe: %v, want it refused", err)
+	}
+}
