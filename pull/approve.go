@@ -37,7 +37,11 @@ func Approve(dir, name, want string) (*Approval, error) {
 		pending = t.Digest
 	}
 	if want != "" && want != pending {
-		return nil, fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, want, pending, Describe(t.Pending), t.Name, pending)
+		names := ""
+		if t.PendingNames != nil {
+			names = "declaring:\n" + DescribeNames(*t.PendingNames, NewNames(*t.PendingNames, t.Names))
+		}
+		return nil, fmt.Errorf("approve %s --digest %s refused: the pending version is now %s (recorded since, for example by a serve following the tag), asking for:\n%s%srun 'wasmcp approve %s --digest %s' to grant that", t.Name, want, pending, Describe(t.Pending), names, t.Name, pending)
 	}
 	g := append([]string{}, t.Pending...)
 	t.Approved = &g

@@ -14,7 +14,7 @@ import (
 	"github.com/wasmcp/wasmcp/pull"
 )
 
-// namesOf publishes a version of the memSource whose module declares
+// version is the version string of a memSource module that declares
 // names: the describer below reads them back from the module's bytes
 // (after the 8-byte header: "VERSION|KIND NAME|KIND NAME…").
 func version(v string, names ...string) string {

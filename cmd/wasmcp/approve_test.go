@@ -44,3 +44,32 @@ func TestApproveDigest(t *testing.T) {
 		t.Fatalf("approve --digest of the pending version: %+v", tl)
 	}
 }
+
+// TestApproveListsNames: approve lists the names the approved version
+// declares, escaped (a name is the publisher's text), marking the ones
+// not approved before; the lock then holds them as approved.
+func TestApproveListsNames(t *testing.T) {
+	dir := t.TempDir()
+	a := "sha256:" + strings.Repeat("a", 64)
+	b := "sha256:" + strings.Repeat("b", 64)
+	no := false
+	approved := []string{"tool echo"}
+	pending := []string{"prompt \x1b[8mhide", "tool echo"}
+	lock := &pull.Lock{Tools: []pull.Tool{{Name: "echo", Reference: "127.0.0.1:5000/tools/echo:v1", Digest: a, Signed: &no,
+		Approved: &[]string{}, Names: &approved, PendingDigest: b, Pending: []string{}, PendingNames: &pending}}}
+	if err := pull.WriteLock(dir, lock); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := cmdApprove(context.Background(), []string{"echo", "-o", dir}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	want := "with the names it declares:\n  prompt:   \\x1b[8mhide   NEW: not approved before\n  tool:     echo\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("approve output:\n%s\nwant it to hold:\n%s", out.String(), want)
+	}
+	got, _ := pull.ReadLock(dir)
+	if tl := got.Find("echo"); tl.Names == nil || len(*tl.Names) != 2 || tl.PendingNames != nil || tl.Digest != b {
+		t.Errorf("lock after approve: %+v", tl)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/host"
@@ -14,6 +16,7 @@ import (
 	"github.com/wasmcp/wasmcp/pull/oci"
 	"github.com/wasmcp/wasmcp/pull/signing"
 	"github.com/wasmcp/wasmcp/registry"
+	"github.com/wasmcp/wasmcp/server"
 )
 
 // ociFlags are the flags of the commands that talk to registries.
@@ -138,13 +141,18 @@ func cmdPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	unsigned := fs.Bool("unsigned", false, "accept the tool without a signature (the lock records signed = false)")
 	downgrade := fs.Bool("allow-downgrade", false, "pin the digest the tag names even if this lock moved away from it before (a rollback otherwise refused)")
 	cacheDir := fs.String("cache-dir", "", "the cache directory (the pulled blobs go to its oci subdirectory; default "+host.DefaultCacheDir()+")")
+	collide := fs.Bool("allow-collision", false, "record the tool even if it declares a name a module of the tools directory declares (the module serving the name keeps it; the other is refused whole)")
 	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp pull REGISTRY/REPOSITORY[:TAG|@DIGEST] [-o DIR] [--key PUB | --identity ID --issuer URL --trusted-root FILE | --unsigned]
 
 Resolves the reference to a digest once, fetches and verifies the module
 (every blob's digest, the signature against the expected signer), and
 records it in DIR/`+pull.LockName+` pinned by that digest. Prints the digest, the
-signer and the grants the module's policy asks for; they are pending until
-'wasmcp approve NAME' (a module asking for nothing is approved at once).
+signer, the names the module declares (tools, resources, templates,
+prompts; its describe run as serve runs it, without its grants) and the
+grants its policy asks for; they are pending until 'wasmcp approve NAME'
+(a module asking for nothing is approved at once; an update declaring a
+name not approved before waits too). A module declaring a name another
+module of DIR declares is refused, naming both, unless --allow-collision.
 'wasmcp serve --tools DIR' then serves it. A tool already in the lock
 keeps its expected signer unless flags name another.
 
@@ -174,13 +182,34 @@ Flags:
 	if err != nil {
 		return err
 	}
+	engine, err := describeEngine(*cacheDir)
+	if err != nil {
+		return err
+	}
+	defer engine.Close(context.Background())
+	taken := func(ctx context.Context, name string) (map[string]string, error) {
+		return server.DirNames(ctx, engine, *out, name, func(file string, err error) {
+			fmt.Fprintf(stderr, "wasmcp pull: %s does not load (serve refuses it too), its names not compared: %s\n", pull.Printable(file), pull.Printable(err.Error()))
+		})
+	}
 	p, err := pull.Pull(ctx, pull.Request{Dir: *out, Ref: ref, Name: *name, Source: c, Cache: cache, AllowDowngrade: *downgrade,
+		Describe: server.PulledNames(engine), Taken: taken, AllowCollision: *collide,
 		Signer: pull.Signer{Key: *key, Identity: *identity, IdentityRegexp: *identityRe, Issuer: *issuer, TrustedRoot: *root, Unsigned: *unsigned}})
 	if err != nil {
 		return err
 	}
 	printPulled(stdout, ref, p, *out)
 	return nil
+}
+
+// describeEngine is the engine wasmcp pull describes modules on: serve's
+// defaults (limits, describe deadline, load ceiling), with the compilation
+// cache of cacheDir ("" the default, "-" none), logging nothing.
+func describeEngine(cacheDir string) (*host.Engine, error) {
+	cfg := server.DefaultEngine()
+	cfg.CacheDir = cacheDir
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	return host.NewEngine(cfg)
 }
 
 // printPulled shows what wasmcp pull verified and recorded.
@@ -192,6 +221,13 @@ func printPulled(stdout io.Writer, ref oci.Ref, p *pull.Pulled, dir string) {
 		fmt.Fprintf(stdout, "  signer  none (accepted unsigned: signed = false)\n")
 	}
 	fmt.Fprintf(stdout, "  module  %s, verified in %s\n", host.FormatBytes(int64(len(p.Fetched.Module))), p.Took.Round(time.Millisecond))
+	if p.Fetched.Names != nil {
+		fmt.Fprintf(stdout, "it declares:\n%s", pull.DescribeNames(p.Fetched.Names, p.NewNames))
+	}
+	for _, c := range p.Collisions {
+		kind, nm, _ := strings.Cut(c.Name, " ")
+		fmt.Fprintf(stdout, "  COLLISION (--allow-collision): %s %s is declared by %s too\n", kind, pull.Printable(nm), pull.Printable(c.File))
+	}
 	fmt.Fprintf(stdout, "it asks for:\n%s", pull.Describe(p.Fetched.Grants))
 	n := p.Tool.Name
 	switch p.Outcome {
@@ -202,6 +238,9 @@ func printPulled(stdout io.Writer, ref oci.Ref, p *pull.Pulled, dir string) {
 	default:
 		if p.Beyond != nil {
 			fmt.Fprintf(stdout, "beyond what was approved:\n%s", pull.Describe(p.Beyond))
+		}
+		if p.NewNames != nil {
+			fmt.Fprintf(stdout, "names not approved before:\n%s", pull.DescribeNames(p.NewNames, nil))
 		}
 		fmt.Fprintf(stdout, "pending: run 'wasmcp approve %s --digest %s -o %s' to grant it (serve keeps the approved version until then)\n", n, p.Digest, dir)
 	}
@@ -214,7 +253,9 @@ func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	pos, err := parseInterspersed(fs, args, stdout, stderr, `Usage: wasmcp approve NAME [--digest sha256:…] [-o DIR]
 
 Approves the grants the pulled tool NAME asks for (shown by wasmcp pull
-and in the lock's pending list) and pins the version that asked for them;
+and in the lock's pending list) and the names it declares (pending_names;
+the ones not approved before are marked NEW), and pins the version that
+asked for them;
 a running 'wasmcp serve' picks it up on SIGHUP or its next --pull-interval.
 With --digest (wasmcp pull prints the command with it), the approval is
 refused unless the pending version is that digest: a serve following the
@@ -235,9 +276,14 @@ Flags:
 	}
 	if a.NothingPending {
 		fmt.Fprintf(stdout, "%s: nothing pending; approved:\n%s", a.Tool.Name, pull.Describe(*a.Tool.Approved))
-		return nil
+	} else {
+		fmt.Fprintf(stdout, "approved %s at %s:\n%s", a.Tool.Name, a.Tool.Digest, pull.Describe(*a.Tool.Approved))
 	}
-	fmt.Fprintf(stdout, "approved %s at %s:\n%s", a.Tool.Name, a.Tool.Digest, pull.Describe(*a.Tool.Approved))
+	if a.Tool.Names != nil {
+		fmt.Fprintf(stdout, "with the names it declares:\n%s", pull.DescribeNames(*a.Tool.Names, a.NewNames))
+	} else {
+		fmt.Fprintf(stdout, "names: not recorded yet (a lock from before names; serve records the pinned version's)\n")
+	}
 	return nil
 }
 
