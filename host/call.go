@@ -221,6 +221,8 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 	if m.mounts != nil {
 		var fsc wazero.FSConfig
 		fsc, c.writes = fsConfig(m.mounts)
+		defer endRuns(c.writes) // after the instance, and its files, are closed below
+		c.ctx = context.WithValue(c.ctx, writesKey{}, c.writes)
 		cfg = base.WithStdin(c.stdin).WithStdout(&c.stdout).WithStderr(&c.stderr).WithNanosleep(c.sleep).WithFSConfig(fsc)
 	} else {
 		io := code.ios.get(base, c)

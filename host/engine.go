@@ -163,6 +163,8 @@ type Engine struct {
 	// code for a tier, in the build's goroutine; an error fails the build.
 	beforeBuild func(module string, t tier) error
 
+	disks diskUsages // the read-write mounts' usage, by host directory (diskquota.go)
+
 	mu       sync.Mutex
 	runtimes map[runtimeKey]wazero.Runtime
 	closed   bool
@@ -278,18 +280,23 @@ func (e *Engine) Logger() *slog.Logger { return e.log }
 // runtimeKey names a runtime: a memory cap, whether instances are
 // closed when their context ends (WithCloseOnContextDone, used only for
 // modules that could not be instrumented, see compile) and whether it is
-// wazero's interpreter (tier.go) rather than its compiler.
+// wazero's interpreter (tier.go) rather than its compiler, and whether
+// its modules have a read-write mount (their WASI functions that a write
+// budget can refuse are watched, noSpaceListener: a listener costs every
+// call of the function a walk of the guest's stack, which the others
+// need not pay).
 type runtimeKey struct {
 	pages       uint32
 	closeOnDone bool
 	interp      bool
+	writable    bool
 }
 
 // runtime returns the runtime for a memory cap, creating it on first use.
 // Runtimes share one compilation cache, so a module compiled for one cap is
 // not compiled again for another.
-func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone, interp bool) (wazero.Runtime, error) {
-	key := runtimeKey{pages, closeOnDone, interp}
+func (e *Engine) runtime(ctx context.Context, pages uint32, writable, closeOnDone, interp bool) (wazero.Runtime, error) {
+	key := runtimeKey{pages, closeOnDone, interp, writable}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -308,8 +315,14 @@ func (e *Engine) runtime(ctx context.Context, pages uint32, closeOnDone, interp 
 		WithCustomSections(true)
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	// fd_fdstat_get is watched for the calls of MCP-server modules
-	// (mcpserver.go, stdinListener); the other functions run as they are.
-	if _, err := wasi_snapshot_preview1.Instantiate(experimental.WithFunctionListenerFactory(ctx, stdinListeners), r); err != nil {
+	// (mcpserver.go, stdinListener), and for modules with a read-write
+	// mount the functions a write budget can refuse (noSpaceListener);
+	// the others run as they are.
+	listeners := stdinListeners
+	if writable {
+		listeners = wasiListeners
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(experimental.WithFunctionListenerFactory(ctx, listeners), r); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("host: instantiate WASI: %w", err)
 	}
@@ -365,7 +378,7 @@ const interruptExport = wasmrewrite.InterruptExport
 // interp compiles for wazero's interpreter instead (tier.go), without the
 // instrumentation: its deadline is wazero's context check at each loop
 // back-edge (see below).
-func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []byte, validated, interp bool) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
+func (e *Engine) compile(ctx context.Context, name string, pages uint32, writable bool, wasm []byte, validated, interp bool) (r wazero.Runtime, code wazero.CompiledModule, interrupt bool, err error) {
 	if interp {
 		// Interpreted code is never instrumented: the stop flag is set
 		// from the deadline's goroutine while the guest's reads it, which
@@ -373,7 +386,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 		// machine code reads the flag outside Go's memory model). The
 		// interpreter checks its context at each loop back-edge instead
 		// (WithCloseOnContextDone), a small cost beside interpretation.
-		if r, err = e.runtime(ctx, pages, true, true); err != nil {
+		if r, err = e.runtime(ctx, pages, writable, true, true); err != nil {
 			return nil, nil, false, err
 		}
 		e.countCompile(true)
@@ -382,7 +395,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 	}
 	if validated && e.cfg.InstrumentLoops {
 		if iw, ierr := wasmrewrite.Instrument(wasm); ierr == nil {
-			ri, rerr := e.runtime(ctx, pages, false, interp)
+			ri, rerr := e.runtime(ctx, pages, writable, false, interp)
 			if rerr != nil {
 				return nil, nil, false, rerr
 			}
@@ -392,7 +405,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 			}
 		}
 	}
-	if r, err = e.runtime(ctx, pages, true, interp); err != nil {
+	if r, err = e.runtime(ctx, pages, writable, true, interp); err != nil {
 		return nil, nil, false, err
 	}
 	e.countCompile(interp)
@@ -406,7 +419,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, wasm []
 	}
 	iw, ierr := wasmrewrite.Instrument(wasm)
 	if ierr == nil {
-		ri, rerr := e.runtime(ctx, pages, false, interp)
+		ri, rerr := e.runtime(ctx, pages, writable, false, interp)
 		if rerr != nil {
 			_ = code.Close(ctx)
 			return nil, nil, false, rerr

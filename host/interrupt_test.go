@@ -103,7 +103,7 @@ func TestUninstrumentableModuleFallsBack(t *testing.T) {
 	}
 	// A module with nothing but a memory is instrumented (the rewrite
 	// needs a memory for its yield).
-	r, code, interrupt, err := e.compile(context.Background(), "x", 16, []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x00\x01"), false, false)
+	r, code, interrupt, err := e.compile(context.Background(), "x", 16, false, []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x00\x01"), false, false)
 	if err != nil || r == nil || code == nil || !interrupt {
 		t.Fatalf("the memory-only module: %v %v %v", r, interrupt, err)
 	}

@@ -435,12 +435,3 @@ func (stdinListener) After(ctx context.Context, mod api.Module, _ api.FunctionDe
 }
 
 func (stdinListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {}
-
-// stdinListeners is the listener factory of the WASI host module: only
-// fd_fdstat_get is watched.
-var stdinListeners = experimental.FunctionListenerFactoryFunc(func(def api.FunctionDefinition) experimental.FunctionListener {
-	if def.Name() == "fd_fdstat_get" {
-		return stdinListener{}
-	}
-	return nil
-})

@@ -230,6 +230,12 @@ func (e *Engine) newModule(name, hash string, p Policy, src func() ([]byte, erro
 	}
 	m.base = base.WithRandSource(rand.Reader)
 	m.gate = gate
+	for i := range mounts {
+		if !mounts[i].m.ReadOnly {
+			mounts[i].usage = e.diskUsage(mounts[i].fs.(*mountFS).root)
+		}
+	}
+	warnOverQuota(context.Background(), e.log, name, mounts)
 	m.mounts = mounts
 	if err := m.setupEgress(); err != nil {
 		return nil, &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf("policy: %v", err)}

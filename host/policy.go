@@ -124,9 +124,15 @@ type Mount struct {
 	// MaxWriteBytes bounds what one call (and the snapshot start-up run)
 	// may write to a read-write mount: the bytes of its writes and what
 	// its truncates grow files by. 0 is DefaultMaxWriteBytes. A write
-	// that would pass it fails (the guest sees EIO) and the call's error
-	// says so.
+	// that would pass it fails (the guest sees ENOSPC) and the call's
+	// error says so.
 	MaxWriteBytes int64 `json:"maxWriteBytes,omitempty"`
+	// MaxDiskBytes is a read-write mount's quota: what the tree under its
+	// host directory may hold across calls (the apparent size of its
+	// files plus 4 KiB per name). 0 is DefaultMaxDiskBytes. A write or
+	// creation that would pass it fails (ENOSPC) and the call's error says
+	// so.
+	MaxDiskBytes int64 `json:"maxDiskBytes,omitempty"`
 }
 
 // NoQueue as Policy.MaxQueue lets no call wait for an instance.
@@ -197,11 +203,17 @@ func (p Policy) moduleConfig(name string) (wazero.ModuleConfig, *gate, []builtMo
 		if m.MaxWriteBytes < 0 {
 			return nil, nil, nil, fmt.Errorf("mount %s: max write bytes %d is negative", m.HostPath, m.MaxWriteBytes)
 		}
+		if m.MaxDiskBytes < 0 {
+			return nil, nil, nil, fmt.Errorf("mount %s: max disk bytes %d is negative", m.HostPath, m.MaxDiskBytes)
+		}
 		mfs, err := newMountFS(m)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("mount %s: %w", m.HostPath, err)
 		}
 		mounts = append(mounts, builtMount{m: m, fs: mfs})
+	}
+	if err := nestedWritable(mounts); err != nil {
+		return nil, nil, nil, err
 	}
 	if len(mounts) > 0 && !hasWritable(mounts) {
 		fsc, _ := fsConfig(mounts)

@@ -121,7 +121,7 @@ func BenchmarkRecompileFromCache(b *testing.B) {
 	// code), and the same while a compiled copy is open, which wazero
 	// finds in memory (decode and validate only).
 	evict()
-	r, err := e.runtime(ctx, pages, false, false)
+	r, err := e.runtime(ctx, pages, false, false, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -338,7 +339,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		WithCloseOnContextDone(true)
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(context.Background())
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+	if _, err := wasi_snapshot_preview1.Instantiate(experimental.WithFunctionListenerFactory(ctx, wasiListeners), r); err != nil {
 		return nil, 0, fmt.Errorf("instantiating WASI: %w", err)
 	}
 	code, err := r.CompileModule(ctx, probe)
@@ -352,6 +353,8 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		}
 	}
 	cfg, writes := e.startupConfig(ctx, m, gt)
+	defer endRuns(writes) // after mod.Close, deferred below
+	ctx = context.WithValue(ctx, writesKey{}, writes)
 	mod, err := r.InstantiateModule(ctx, code, cfg)
 	if err != nil {
 		return nil, 0, startupError("instantiating it", ctx, err)
@@ -525,7 +528,7 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 			return nil, nil, false, err
 		}
 		defer release()
-		return e.compile(ctx, m.name, pages, w, validated, interp)
+		return e.compile(ctx, m.name, pages, m.mounts != nil, w, validated, interp)
 	}
 	want, why := wantsSnapshot(wasm, m.policy)
 	var snap snapshot

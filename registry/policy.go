@@ -123,6 +123,7 @@ type mountEntry struct {
 	Guest         string    `toml:"guest"`
 	Mode          string    `toml:"mode"`
 	MaxWriteBytes *byteSize `toml:"max_write_bytes"`
+	MaxDiskBytes  *byteSize `toml:"max_disk_bytes"`
 }
 
 // ParsePolicy decodes a policy file. dir is the directory relative host
@@ -146,7 +147,7 @@ func ParsePolicy(data []byte, dir string, lookup func(string) (string, bool)) (h
 		for i, k := range und {
 			keys[i] = strconv.Quote(k.String())
 		}
-		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, snapshot, snapshot_max_memory, [[mount]] host/guest/mode/max_write_bytes, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
+		return host.Policy{}, fmt.Errorf("unknown key %s (known keys: memory, timeout, max_output, max_line, table_elements, max_functions, max_types, max_imports, max_locals, max_code, max_data_segments, max_data, max_elem_segments, max_instances, max_queue, stderr, mode, snapshot, snapshot_max_memory, [[mount]] host/guest/mode/max_write_bytes/max_disk_bytes, [env], [http] with [[http.allow]], [access] scopes/principals/expose_principal/tools/resources/prompts)",
 			strings.Join(keys, ", "))
 	}
 	return f.policy(dir, lookup)
@@ -385,6 +386,15 @@ func (m mountEntry) mount(where, dir string, guests map[string]bool) (host.Mount
 			return host.Mount{}, fmt.Errorf("%s: max_write_bytes = 0: a read-write mount nothing may be written to is a read-only mount (mode = \"ro\")", where)
 		}
 		mnt.MaxWriteBytes = int64(*m.MaxWriteBytes)
+	}
+	if m.MaxDiskBytes != nil {
+		if ro {
+			return host.Mount{}, fmt.Errorf(`%s: max_disk_bytes is for a read-write mount (mode = "rw")`, where)
+		}
+		if *m.MaxDiskBytes == 0 {
+			return host.Mount{}, fmt.Errorf("%s: max_disk_bytes = 0: a read-write mount that may keep nothing is a read-only mount (mode = \"ro\")", where)
+		}
+		mnt.MaxDiskBytes = int64(*m.MaxDiskBytes)
 	}
 	return mnt, nil
 }

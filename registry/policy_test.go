@@ -45,6 +45,7 @@ host = "` + abs + `"
 guest = "/scratch/"
 mode = "rw"
 max_write_bytes = "16MiB"
+max_disk_bytes = "2GiB"
 
 [env]
 LANG = "C.UTF-8"
@@ -59,7 +60,7 @@ TOKEN = { from = "HOST_TOKEN" }
 		MaxInstances: 4, MaxQueue: 8, DiscardStderr: true, Mode: host.ModeMCPServer, NoSnapshot: true, SnapshotMaxMemory: 8 << 20,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data"), GuestPath: "/data", ReadOnly: true},
-			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false, MaxWriteBytes: 16 << 20},
+			{HostPath: abs, GuestPath: "/scratch", ReadOnly: false, MaxWriteBytes: 16 << 20, MaxDiskBytes: 2 << 30},
 		},
 		Env: []host.EnvVar{
 			{Name: "LANG", Value: "C.UTF-8"},
@@ -131,6 +132,8 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"write budget read-only", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmax_write_bytes = 10", "max_write_bytes is for a read-write mount"},
 		{"snapshot image cap zero", "snapshot_max_memory = 0", "snapshot_max_memory must be positive"},
 		{"write budget zero", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_write_bytes = 0", "max_write_bytes = 0"},
+		{"quota read-only", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmax_disk_bytes = 10", "max_disk_bytes is for a read-write mount"},
+		{"quota zero", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_disk_bytes = 0", "max_disk_bytes = 0"},
 		{"write budget unit", "[[mount]]\nhost = \".\"\nguest = \"/a\"\nmode = \"rw\"\nmax_write_bytes = \"1GB\"", "unit must be"},
 		{"env unset", `env = { X = { from = "NOT_SET_ANYWHERE" } }`, "host variable NOT_SET_ANYWHERE is not set"},
 		{"env name", `env = { "1X" = "v" }`, `env "1X"`},

@@ -6,8 +6,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	guest "github.com/wasmcp/wasmcp/guest-sdk/go"
 )
@@ -54,6 +56,7 @@ func newServer() *guest.Server {
 			return fmt.Sprintf("wrote %d", done), nil
 		})
 	addCreate(s)
+	addOps(s)
 	return s
 }
 
@@ -93,3 +96,76 @@ func init() {
 // addCreate adds the create tool (set by init, so newServer stays one
 // function).
 var addCreate func(*guest.Server)
+
+// fsOp is one step of the ops tool: open (path, as handle h), write n
+// bytes at the handle's position, pwrite n bytes at off, truncate to off,
+// close, remove, rename (path to to), link (path to to), mkdir.
+type fsOp struct {
+	Op   string `json:"op"`
+	Path string `json:"path,omitempty"`
+	To   string `json:"to,omitempty"`
+	H    int    `json:"h,omitempty"`
+	Off  int64  `json:"off,omitempty"`
+	N    int    `json:"n,omitempty"`
+}
+
+type opsIn struct {
+	Ops []fsOp `json:"ops"`
+}
+
+func init() {
+	addOps = func(s *guest.Server) {
+		guest.AddTool(s, guest.Tool{Name: "ops", Description: "Runs file-system steps; reports each one's outcome, one a line."},
+			func(c *guest.Context, in opsIn) (string, error) {
+				files := map[int]*os.File{}
+				defer func() {
+					for _, f := range files {
+						f.Close()
+					}
+				}()
+				out := ""
+				for _, o := range in.Ops {
+					var err error
+					f := files[o.H]
+					switch o.Op {
+					case "open":
+						f, err = os.OpenFile(o.Path, os.O_RDWR|os.O_CREATE, 0o644)
+						if err == nil {
+							files[o.H] = f
+						}
+					case "write":
+						_, err = f.Write(make([]byte, o.N))
+					case "pwrite":
+						_, err = f.WriteAt(make([]byte, o.N), o.Off)
+					case "truncate":
+						err = f.Truncate(o.Off)
+					case "close":
+						err = f.Close()
+						delete(files, o.H)
+					case "remove":
+						err = os.Remove(o.Path)
+					case "rename":
+						err = os.Rename(o.Path, o.To)
+					case "link":
+						err = os.Link(o.Path, o.To)
+					case "mkdir":
+						err = os.Mkdir(o.Path, 0o755)
+					default:
+						err = fmt.Errorf("unknown op %q", o.Op)
+					}
+					if errors.Is(err, syscall.ENOSPC) {
+						out += o.Op + ": ENOSPC\n"
+					} else if err != nil {
+						out += o.Op + ": " + err.Error() + "\n"
+					} else {
+						out += o.Op + ": ok\n"
+					}
+				}
+				return out, nil
+			})
+	}
+}
+
+// addOps adds the ops tool (set by init, so newServer stays one
+// function).
+var addOps func(*guest.Server)
