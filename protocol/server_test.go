@@ -3,10 +3,12 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
@@ -378,26 +380,42 @@ func TestDecorateKeepsGuestMembers(t *testing.T) {
 	}
 }
 
+// TestCancelledNotificationEndsCall: notifications/cancelled ends the call
+// whose id it names, however either side spells the id (a client matches
+// answers by the decoded id: "c1" and "\u00631" are one).
 func TestCancelledNotificationEndsCall(t *testing.T) {
-	started := make(chan struct{})
-	mod := &fakeModule{name: "slow", desc: &abi.Description{ABIVersion: 1, Tools: []abi.Tool{{Name: "wait"}}},
-		call: func(ctx context.Context, _ string, _ []byte, _ contract.Peer) (*contract.Reply, error) {
-			close(started)
-			<-ctx.Done()
-			return nil, &host.GuestError{Module: "slow", Kind: host.KindCanceled, Msg: "call canceled", Err: context.Cause(ctx)}
-		}}
-	s := NewServer(Options{})
-	cat, _ := NewCatalog([]Module{mod}, nil)
-	s.SetCatalog(cat)
-	sess := initialized(t, s, "2025-11-25")
-	done := make(chan Response, 1)
-	go func() {
-		done <- handle(t, s, sess, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"wait","arguments":{}}}`, nil)
-	}()
-	<-started
-	handle(t, s, sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}`, nil)
-	if r := <-done; r.Body != nil {
-		t.Fatalf("a canceled call was answered: %s", r.Body)
+	for _, ids := range [][2]string{
+		{`"c1"`, `"c1"`},
+		{`"c1"`, `"\u00631"`},
+		{`"\u00631"`, `"c1"`},
+		{`7`, `7`},
+	} {
+		t.Run(ids[0]+"/"+ids[1], func(t *testing.T) {
+			started := make(chan struct{})
+			mod := &fakeModule{name: "slow", desc: &abi.Description{ABIVersion: 1, Tools: []abi.Tool{{Name: "wait"}}},
+				call: func(ctx context.Context, _ string, _ []byte, _ contract.Peer) (*contract.Reply, error) {
+					close(started)
+					select {
+					case <-ctx.Done():
+					case <-time.After(10 * time.Second):
+						return nil, errors.New("not canceled within 10 s")
+					}
+					return nil, &host.GuestError{Module: "slow", Kind: host.KindCanceled, Msg: "call canceled", Err: context.Cause(ctx)}
+				}}
+			s := NewServer(Options{})
+			cat, _ := NewCatalog([]Module{mod}, nil)
+			s.SetCatalog(cat)
+			sess := initialized(t, s, "2025-11-25")
+			done := make(chan Response, 1)
+			go func() {
+				done <- handle(t, s, sess, `{"jsonrpc":"2.0","id":`+ids[0]+`,"method":"tools/call","params":{"name":"wait","arguments":{}}}`, nil)
+			}()
+			<-started
+			handle(t, s, sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+ids[1]+`}}`, nil)
+			if r := <-done; r.Body != nil {
+				t.Fatalf("the call named %s, canceled as %s, was answered: %s", ids[0], ids[1], r.Body)
+			}
+		})
 	}
 }
 

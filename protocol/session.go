@@ -140,9 +140,10 @@ func (s *Session) Close() {
 	}
 }
 
-// track registers a request in flight so notifications/cancelled can end it.
+// track registers a request in flight so notifications/cancelled can end
+// it, keyed as the client matches ids (idKey: "a" and "\u0061" are one).
 func (s *Session) track(id []byte, cancel context.CancelCauseFunc) (untrack func()) {
-	key := string(id)
+	key := idKey(id)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -197,10 +198,12 @@ func idKey(id []byte) string {
 // ErrCanceledByClient is the cause of a call the client canceled.
 var ErrCanceledByClient = errors.New("canceled by the client")
 
-// cancelRequest ends the request with the given raw id, if in flight.
+// cancelRequest ends the request with the given id, if in flight,
+// however the client spelled it (idKey).
 func (s *Session) cancelRequest(id []byte) bool {
+	key := idKey(id)
 	s.mu.Lock()
-	cancel, ok := s.inflight[string(id)]
+	cancel, ok := s.inflight[key]
 	s.mu.Unlock()
 	if ok {
 		cancel(ErrCanceledByClient)
