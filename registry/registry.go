@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/contract"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
@@ -130,6 +131,27 @@ func LoadFile(ctx context.Context, engine *host.Engine, path string) (*host.Modu
 		return nil, err
 	}
 	return engine.Load(ctx, ModuleName(path), wasm, pol)
+}
+
+// DescribeFile returns the description of one module file (with the
+// policy found beside it), as the registry opens it: from the
+// description cache when there, otherwise compiled and described. The
+// module is closed before it returns.
+func DescribeFile(ctx context.Context, engine *host.Engine, path string) (*abi.Description, error) {
+	pol, err := LoadPolicy(path)
+	if err != nil {
+		return nil, err
+	}
+	wasm, pol, err := readModule(ctx, engine, path, pol)
+	if err != nil {
+		return nil, err
+	}
+	m, err := engine.Open(ctx, ModuleName(path), wasm, "", pol, func() ([]byte, error) { return wasm, nil })
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close(context.Background())
+	return m.Description(), nil
 }
 
 // LoadFileWithPolicy loads one module file as LoadFile does, under the

@@ -131,8 +131,8 @@ func NameLines(d *abi.Description) []string {
 
 // DirNames lists the names the modules of the tools directory dir declare
 // (.wasm modules and scripts; not NAME.wasm, skip's own), each with its
-// file: every module is loaded on e as serve loads it, with the policy
-// beside it, then closed. A module that does not load (serve refuses it
+// file: every module is opened on e as serve opens it, with the policy
+// beside it (its description from the cache when there), then closed. A module that does not load (serve refuses it
 // too) is handed to skipped and left out. A missing dir declares nothing.
 func DirNames(ctx context.Context, e *host.Engine, dir, skip string, skipped func(file string, err error)) (map[string]string, error) {
 	ents, err := os.ReadDir(dir)
@@ -158,17 +158,16 @@ func DirNames(ctx context.Context, e *host.Engine, dir, skip string, skipped fun
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		m, err := registry.LoadFile(ctx, e, f)
+		d, err := registry.DescribeFile(ctx, e, f)
 		if err != nil {
 			skipped(f, err)
 			continue
 		}
-		for _, n := range NameLines(m.Description()) {
+		for _, n := range NameLines(d) {
 			if _, ok := out[n]; !ok {
 				out[n] = f
 			}
 		}
-		m.Close(context.Background())
 	}
 	return out, nil
 }

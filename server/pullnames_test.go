@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -71,5 +72,42 @@ func TestPulledNamesSpinning(t *testing.T) {
 	_, err = PulledNames(e)(context.Background(), "spin", guestbuild.SpinningStart(), []byte("timeout = \"1h\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "describe") {
 		t.Fatalf("a spinning describe: %v, want it refused", err)
+	}
+}
+
+// TestDirNames: the names of a tools directory's modules, each with its
+// file, leaving out the pulled tool's own file; a module that does not
+// load is reported and left out; a missing directory declares nothing.
+func TestDirNames(t *testing.T) {
+	wasm, err := os.ReadFile("../tests/testdata/small/small.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"small.wasm": wasm, "echo.wasm": wasm, "broken.wasm": []byte("not wasm"), ".hidden.wasm": wasm} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultEngine()
+	cfg.CacheDir = "-"
+	e, err := host.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	var skipped []string
+	got, err := DirNames(context.Background(), e, dir, "small", func(f string, _ error) { skipped = append(skipped, filepath.Base(f)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["tool small_hello"] != filepath.Join(dir, "echo.wasm") {
+		t.Errorf("names %v, want tool small_hello from echo.wasm (small.wasm is the pulled tool's own)", got)
+	}
+	if !slices.Equal(skipped, []string{"broken.wasm"}) {
+		t.Errorf("skipped %v, want [broken.wasm]", skipped)
+	}
+	if got, err := DirNames(context.Background(), e, filepath.Join(dir, "none"), "x", nil); err != nil || len(got) != 0 {
+		t.Errorf("a missing directory: %v, %v", got, err)
 	}
 }
