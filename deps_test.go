@@ -118,6 +118,8 @@ var layers = []layer{
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/e2e", mod + "/internal/guestbuild"}},
 	{rule: "internal/testkit/redistest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/redistest"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/redistest"}},
+	{rule: "internal/testkit/npmtest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/npmtest"},
+		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/npmtest"}},
 	{rule: "internal/testkit/registrytest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/registrytest"},
 		forbidden: everyOther, allowed: []string{mod + "/internal/testkit/registrytest"}},
 	{rule: "internal/testkit/sigstoretest knows nothing of every other wasmcp package", roots: []string{"./internal/testkit/sigstoretest"},

@@ -564,6 +564,9 @@ func (s *fileSync) check(old *entry) (out outcome, changed bool) {
 	r.mu.Lock()
 	same := old != nil && old.stat == st && old.policy == s.pol
 	r.mu.Unlock()
+	if same && s.script && scriptStale(s.path) {
+		same = false // node_modules beside it changed
+	}
 	return unchanged, !same
 }
 

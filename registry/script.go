@@ -39,6 +39,10 @@ const (
 // positions in their errors are the file's).
 type ScriptTools struct {
 	Runner func() ([]byte, error)
+	// SDK are import paths a bundle resolves to the source given here
+	// (wasmcp's stand-in for the official TypeScript SDK), whatever
+	// node_modules holds.
+	SDK map[string]string
 }
 
 var scriptTools atomic.Pointer[ScriptTools]
@@ -81,7 +85,16 @@ func scriptModule(ctx context.Context, e *host.Engine, name string, src []byte) 
 		return nil, nil, fmt.Errorf("%s: a script may hold at most %d bytes", base, MaxScriptBytes)
 	}
 	js := src
-	if strings.HasSuffix(base, ".ts") {
+	if abs, err := filepath.Abs(name); err == nil && hasNodeModules(filepath.Dir(abs)) {
+		out, err := bundleScript(ctx, name, src, t.SDK)
+		if errors.Is(err, tstransform.ErrBusy) {
+			return nil, nil, host.Busy(err)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		js = out
+	} else if strings.HasSuffix(base, ".ts") {
 		out, err := transformTS(ctx, base, src)
 		if errors.Is(err, tstransform.ErrBusy) {
 			return nil, nil, host.Busy(err) // loaded again later, not refused for good
@@ -90,6 +103,9 @@ func scriptModule(ctx context.Context, e *host.Engine, name string, src []byte) 
 			return nil, nil, err
 		}
 		js = out
+	}
+	if abs, err := filepath.Abs(name); err == nil && !hasNodeModules(filepath.Dir(abs)) {
+		rememberScript(abs, &bundleEntry{})
 	}
 	if strings.IndexByte(string(js), 0) >= 0 {
 		return nil, nil, fmt.Errorf("%s: the script holds a NUL character", base)

@@ -15,7 +15,7 @@ import (
 const runnerEnv = "WASMCP_JS_RUNNER"
 
 func init() {
-	registry.SetScriptTools(registry.ScriptTools{Runner: runner})
+	registry.SetScriptTools(registry.ScriptTools{Runner: runner, SDK: quickjs.SDKAliases()})
 }
 
 // runner is the runner named by $WASMCP_JS_RUNNER (read once), or else

@@ -1,5 +1,6 @@
 // Package tstransform turns a script file's TypeScript (or JavaScript with
-// import/export) into the CommonJS JavaScript the script runner runs, with
+// import/export) into the CommonJS JavaScript the script runner runs, or a
+// script and the packages it imports into one program (Bundle), with
 // esbuild's Go API (github.com/evanw/esbuild/pkg/api) linked into the
 // host, run in a child process of the running binary.
 //
@@ -19,8 +20,11 @@
 //   - a stack of at most maxStack (deep nesting fails fast);
 //   - an input of at most the caller's cap (the registry's 4 MiB script
 //     cap), so its memory is bounded by esbuild's linear use of it;
-//   - no file, no network and no environment: esbuild's transform API
-//     reads nothing but the text it is given.
+//   - no network and no environment; a transform (esbuild's transform
+//     API) reads nothing but the text it is given, a bundle (Bundle, a
+//     script with the node_modules beside it) only files inside the tools
+//     directory, through its own resolver and loader (bundle.go), at most
+//     MaxInput bytes of them.
 //
 // At most maxChildren run at once. docs/design/scripts.md, "The
 // TypeScript transform", gives the choice, the figures and the threat

@@ -76,11 +76,16 @@ type request struct {
 	Name       string `json:"name"`
 	Source     string `json:"source"`
 	CPUSeconds uint64 `json:"cpu_seconds"`
+	// A bundle's (Bundle); Root empty is a transform.
+	Root     string            `json:"root,omitempty"`
+	Aliases  map[string]string `json:"aliases,omitempty"`
+	MaxInput int64             `json:"max_input,omitempty"`
 }
 
 type answer struct {
 	Code   string   `json:"code"`
 	Errors []string `json:"errors,omitempty"`
+	Inputs []Input  `json:"inputs,omitempty"`
 }
 
 var slots = make(chan struct{}, maxChildren)
@@ -91,6 +96,16 @@ var slots = make(chan struct{}, maxChildren)
 // when the child failed (it overran its CPU time, its stack, or the wall
 // ceiling; it could not be started).
 func Transform(parent context.Context, name string, src []byte) ([]byte, error) {
+	a, err := run(parent, name, request{Name: name, Source: string(src), CPUSeconds: cpuSeconds}, int64(maxGrowth*len(src))+1<<20)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(a.Code), nil
+}
+
+// run runs req in a child and returns its answer; its answer may be at
+// most maxAnswer bytes.
+func run(parent context.Context, name string, req request, maxAnswer int64) (*answer, error) {
 	ceiling := time.Duration(wallCeiling.Load())
 	ctx, cancel := context.WithTimeout(parent, ceiling)
 	defer cancel()
@@ -103,7 +118,7 @@ func Transform(parent context.Context, name string, src []byte) ([]byte, error) 
 		}
 		return nil, fmt.Errorf("%s: the TypeScript transform: waiting for a free transform: %w", name, context.Cause(ctx))
 	}
-	in, err := json.Marshal(request{Name: name, Source: string(src), CPUSeconds: cpuSeconds})
+	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +131,7 @@ func Transform(parent context.Context, name string, src []byte) ([]byte, error) 
 	cmd.Stdin = bytes.NewReader(in)
 	var out bytes.Buffer
 	stderr := &capped{max: maxStderr}
-	stdout := &limited{w: &out, left: int64(maxGrowth*len(src)) + 1<<20}
+	stdout := &limited{w: &out, left: maxAnswer}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
@@ -126,7 +141,7 @@ func Transform(parent context.Context, name string, src []byte) ([]byte, error) 
 		return nil, fmt.Errorf("%s: the TypeScript transform did not finish: %w", name, parent.Err())
 	}
 	if stdout.over {
-		return nil, fmt.Errorf("%s: the TypeScript transform's output is more than %d times the source and a MiB", name, maxGrowth)
+		return nil, fmt.Errorf("%s: the TypeScript transform's output is more than %d bytes", name, maxAnswer)
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("%s: the TypeScript transform failed: %s", name, childFailure(cmd, stderr.String(), runErr))
@@ -138,7 +153,7 @@ func Transform(parent context.Context, name string, src []byte) ([]byte, error) 
 	if len(a.Errors) > 0 {
 		return nil, &Error{Lines: a.Errors}
 	}
-	return []byte(a.Code), nil
+	return &a, nil
 }
 
 // childFailure says why a child ended without an answer.
@@ -181,8 +196,13 @@ func child(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	limitCPU(max(in.CPUSeconds, 1))
-	code, errs := transform(in.Name, in.Source)
-	if err := json.NewEncoder(stdout).Encode(answer{Code: code, Errors: errs}); err != nil {
+	var a answer
+	if in.Root != "" {
+		a.Code, a.Inputs, a.Errors = bundle(in)
+	} else {
+		a.Code, a.Errors = transform(in.Name, in.Source)
+	}
+	if err := json.NewEncoder(stdout).Encode(a); err != nil {
 		fmt.Fprintln(os.Stderr, "tstransform: writing the answer:", err)
 		return 1
 	}

@@ -333,7 +333,18 @@
 	// --- CommonJS: the script runs as a program (so positions in errors are
 	// the file's) with module, exports and require as globals; esbuild's
 	// CommonJS output (the host's TypeScript transform) runs unchanged.
-	const api = Object.freeze({ McpServer });
+	// topLevel(promise) is how a bundle whose top level awaits (an
+	// official-SDK server's `await server.connect(...)`) hands that top
+	// level to the load: the host's bundler wraps it in an async function
+	// and passes its promise here. The load waits for it (the job queue
+	// is drained first); a rejection is the script's error.
+	const top = { p: undefined, s: 1, e: undefined };
+	function topLevel(p) {
+		if (top.p !== undefined) throw new TypeError("topLevel: the top level is handed over once");
+		top.p = p; top.s = 0;
+		Promise.resolve(p).then(() => { top.s = 1; }, (e) => { top.s = 2; top.e = e; });
+	}
+	const api = Object.freeze({ McpServer, topLevel });
 	const module = { exports: {} };
 	hide("module", module);
 	hide("exports", module.exports);
@@ -378,6 +389,8 @@
 		// would fire in whichever call first waits), and the description
 		// is built once.
 		finish() {
+			if (top.s === 2) throw new Error("the script's top level threw: " + describeError(top.e));
+			if (top.s === 0) throw new Error("the script's top level never finished: it awaits something nothing can settle at load (a call's context, a timer)");
 			if (!reg.server) throw new TypeError(native.scriptName() + ": the script registers nothing: create the server with `new McpServer({name, version})` and register tools on it");
 			if (timers.queue.length > 0) {
 				native.write(native.scriptName() + ": " + timers.queue.length + " timer(s) set at the top level were dropped: timers run only while a call waits");
