@@ -145,7 +145,7 @@ type Engine struct {
 	idle         idleReturn // returns memory to the OS when calls stop (idle.go)
 	code         *codeBudget
 	pool         compilePool  // compilations
-	snapPool     compilePool  // snapshot start-up runs, apart so that a slow start-up holds no compilation slot
+	starts       *startLanes  // snapshot start-up runs, apart so that a slow start-up holds no compilation slot (startlanes.go)
 	built        atomic.Int64 // compilations done (Engine.build)
 	compiles     atomic.Int64 // wazero CompileModule calls for guests (Engine.compile)
 	active       atomic.Int64 // compilations running
@@ -191,7 +191,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, runtimes: map[runtimeKey]wazero.Runtime{},
 		mem:  newMemBudget(cfg.MemoryBudget, cfg.BudgetWait),
 		code: newCodeBudget(cfg.CodeMemory, cfg.Logger.Debug), pool: make(compilePool, cfg.Compilations),
-		snapPool: make(compilePool, cfg.Compilations), ipool: make(compilePool, cfg.Compilations),
+		starts: newStartLanes(cfg.Compilations), ipool: make(compilePool, cfg.Compilations),
 		bgPool: make(compilePool, max(1, cfg.Compilations/2))}
 	e.islots = make(chan struct{}, interpSlots(cap(e.bgPool)))
 	e.loadCeil.Store(int64(cfg.LoadCeiling))

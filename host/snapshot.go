@@ -274,12 +274,11 @@ func (e *Engine) snapshotOf(wait, ctx context.Context, m *Module, wasm []byte) (
 			return snap, snapshot{used: true, clock: clock, cached: true, took: time.Since(start), sum: sum}, nil
 		}
 	}
-	release, err := e.snapPool.acquire(wait)
+	release, err := e.starts.acquire(wait)
 	if err != nil {
 		return nil, snapshot{}, err
 	}
-	snap, clock, err := e.takeSnapshot(ctx, m, wasm)
-	release()
+	snap, clock, err := e.takeSnapshot(ctx, m, wasm, release)
 	if err != nil {
 		return nil, snapshot{}, err
 	}
@@ -310,8 +309,11 @@ func snapshotClockOf(snap []byte) (int64, error) {
 }
 
 // takeSnapshot runs the module's start-up in the interpreter and writes
-// the snapshot.
-func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]byte, int64, error) {
+// the snapshot. release gives back its slot of the start-up lanes' first
+// lane, which it may trade for one of the long lane (startLanes.watch).
+func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte, release func()) ([]byte, int64, error) {
+	held := release
+	defer func() { held() }()
 	probe, globals, err := wasmrewrite.ExportGlobals(wasm)
 	if err != nil {
 		return nil, 0, err
@@ -334,6 +336,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte) ([]by
 		},
 		func(used, wall time.Duration) error { return cutByCeiling(flag, deadline, used, wall) })
 	defer stopWatch()
+	held = e.starts.watch(ctx, gt, end, release)
 	rc := wazero.NewRuntimeConfigInterpreter().
 		WithMemoryLimitPages(limits.memoryPages()).
 		WithCloseOnContextDone(true)

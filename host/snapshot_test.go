@@ -514,3 +514,61 @@ func TestSnapshotImageRestoredEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// TestStartUpsTakeTurns: with one compilation slot, an honest reactor
+// loaded behind four spinning start-ups waits for a quantum of each (one
+// goes on in the long lane, the others give way and are taken again
+// later), not for their deadline: it waited for four deadlines (27 s at
+// the default 5 s) before. The spinners' deadline here is 30 s; the honest
+// module must load, with its snapshot, in far less.
+func TestStartUpsTakeTurns(t *testing.T) {
+	e, err := NewEngine(Config{CacheDir: t.TempDir(), Logger: quietLogger, Compilations: 1,
+		SnapshotTimeout: 30 * time.Second, Limits: Limits{Timeout: 60 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.snapRetry = time.Hour // no spinner is taken again during the test
+	t.Cleanup(func() { e.Close(context.Background()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })               // the spinner in the long lane stops
+	spin := tinyReactor(0x03, 0x40, 0x0C, 0x00, 0x0B, 0x0B) // loop br 0 end
+	gaveWay := make(chan string, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := e.Load(ctx, fmt.Sprintf("spin%d", i), spin, Policy{})
+			if err == nil {
+				_, why := m.Snapshot()
+				gaveWay <- why
+				m.Close(context.Background())
+			}
+		}()
+		time.Sleep(20 * time.Millisecond) // queued in this order
+	}
+	time.Sleep(100 * time.Millisecond)
+	hctx, hcancel := context.WithTimeout(ctx, 25*time.Second)
+	defer hcancel()
+	t0 := time.Now()
+	m, err := e.Load(hctx, "honest", tinyReactor(0x41, 42, 0x24, 0, 0x0B), Policy{})
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatalf("the honest reactor behind four spinning start-ups: %v, after %s", err, took)
+	}
+	if used, why := m.Snapshot(); !used {
+		t.Fatalf("the honest reactor has no snapshot: %s", why)
+	}
+	t.Logf("the honest reactor loaded in %s behind four spinning start-ups (their deadline 30s)", took)
+	if took > 15*time.Second {
+		t.Fatalf("the honest reactor loaded in %s", took)
+	}
+	select {
+	case why := <-gaveWay:
+		if !strings.Contains(why, "gave way to other start-ups") {
+			t.Fatalf("a spinner's reason: %q", why)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no spinner gave way")
+	}
+}
