@@ -232,7 +232,7 @@ func TestREADMEExample(t *testing.T) {
 		MaxInstances: 4, MaxQueue: 16, SnapshotMaxMemory: 64 << 20,
 		Mounts: []host.Mount{
 			{HostPath: filepath.Join(dir, "data", "stations"), GuestPath: "/stations", ReadOnly: true},
-			{HostPath: cache, GuestPath: "/cache", MaxWriteBytes: 16 << 20},
+			{HostPath: cache, GuestPath: "/cache", MaxWriteBytes: 16 << 20, MaxDiskBytes: 256 << 20},
 		},
 		Env: []host.EnvVar{
 			{Name: "API_TOKEN", Value: "t0k3n", From: "WEATHER_API_TOKEN"},
