@@ -7,31 +7,35 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/guestbuild"
 	"github.com/wasmcp/wasmcp/internal/testkit/e2e"
 	"github.com/wasmcp/wasmcp/internal/testkit/npmtest"
 )
 
-// officialSDKServer is a TypeScript MCP server written for the official
-// SDK, unchanged: wasmcp bundles it with the zod in node_modules beside
-// it and serves its McpServer calls with its own (docs/typescript.md).
-const officialSDKServer = `import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { z } from "zod";
-const server = new McpServer({ name: "demo", version: "1.0.0" });
-server.registerTool("add", { title: "Add", description: "Add two numbers",
-  inputSchema: { a: z.number(), b: z.number() } },
-  async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
-await server.connect(new StdioServerTransport());
-`
-
 // TestOfficialSDKServer: wasmcp serve --tools DIR, DIR holding a server
-// written for the official SDK and node_modules with zod: tools/list
+// written for the official SDK (examples/typescript-sdk/server.ts,
+// unchanged) and node_modules with the zod its package.json pins: tools/list
 // shows the zod shape as JSON Schema, tools/call adds, and a bad argument
 // is a tool error — in a 2025-11-25 session and in 2026-07-28 requests.
 func TestOfficialSDKServer(t *testing.T) {
+	root, err := guestbuild.FindModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := filepath.Join(root, "examples", "typescript-sdk")
+	src, err := os.ReadFile(filepath.Join(example, "server.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if b, err := os.ReadFile(filepath.Join(example, "package.json")); err != nil || json.Unmarshal(b, &pkg) != nil || pkg.Dependencies["zod"] == "" {
+		t.Fatalf("examples/typescript-sdk/package.json does not pin zod: %v", err)
+	}
 	dir := t.TempDir()
-	npmtest.CopyInto(t, npmtest.Modules(t, "zod@4.6.7"), dir)
-	if err := os.WriteFile(filepath.Join(dir, "demo.ts"), []byte(officialSDKServer), 0o644); err != nil {
+	npmtest.CopyInto(t, npmtest.Modules(t, "zod@"+pkg.Dependencies["zod"]), dir)
+	if err := os.WriteFile(filepath.Join(dir, "server.ts"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"--tools", dir, "--stdio", "--cache-dir", compileCache, "--watch=false", "--snapshot-timeout", "2m"}

@@ -82,6 +82,12 @@ declare module "wasmcp" {
 
 	type Awaitable<T> = T | Promise<T>;
 
+	/**
+	 * How wasmcp's bundler hands a bundle's async top level to the load:
+	 * the load waits for it and fails with its rejection. Not for scripts.
+	 */
+	export function topLevel(topLevel: Promise<unknown>): void;
+
 	/** The script's server; create exactly one. */
 	export class McpServer {
 		constructor(info: { name: string; version?: string }, options?: { instructions?: string });
