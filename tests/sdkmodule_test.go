@@ -1,11 +1,7 @@
 package tests
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/module"
-	modzip "golang.org/x/mod/zip"
 
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
 )
@@ -28,14 +22,12 @@ const (
 )
 
 // TestReadmeWritingATool follows the section "Go" of docs/writing-tools.md
-// (the README's "Writing a tool" until the README was split into docs/)
 // from an empty directory outside the repository, running its blocks as
-// written: the shell blocks with bash, the Go block as main.go. The go
-// command gets the guest SDK and abi from a file-based module proxy holding
-// them as they are in the checkout (at the versions the root go.mod and the SDK's go.mod
-// require, as a release would tag them), with a module cache of its own, so
-// what is tested is the SDK as a tool author's `go get` sees it: its go.mod
-// without the replace directives that only apply inside the repository. The
+// written: the shell blocks with bash (`wasmcp new go wc --sdk
+// ~/src/wasmcp`, with this checkout for ~/src/wasmcp and the wasmcp under
+// test on PATH), the Go block as main.go. The go command has no module
+// proxy (GOPROXY=off) and a module cache of its own: the scaffold's
+// replace lines must be all a tool needs of the unpublished SDK. The
 // tool's module graph must hold the tool, the SDK and abi and nothing
 // else; the built module is then served by wasmcp serve over stdio and
 // answers a tools/call.
@@ -55,29 +47,33 @@ func TestReadmeWritingATool(t *testing.T) {
 	if len(blocks) != 3 || blocks[0].lang != "sh" || blocks[1].lang != "go" || blocks[2].lang != "sh" {
 		t.Fatalf("docs/writing-tools.md, section \"Go\", should hold three blocks, sh (module), go (main.go), sh (build); found %v", blocks)
 	}
-	if !strings.Contains(blocks[0].text, "go get "+sdkModule) {
-		t.Fatalf("the first block of docs/writing-tools.md does not go get %s:\n%s", sdkModule, blocks[0].text)
+	if !strings.Contains(blocks[0].text, "wasmcp new go wc --sdk ~/src/wasmcp") {
+		t.Fatalf("the first block of docs/writing-tools.md does not scaffold with wasmcp new go wc --sdk ~/src/wasmcp:\n%s", blocks[0].text)
 	}
-
-	tmp := t.TempDir()
-	proxy := filepath.Join(tmp, "proxy")
-	sdkVersion := requiredVersion(t, filepath.Join(root, "go.mod"), sdkModule)
+	// A release tags the root module, the SDK and abi together: the
+	// versions they require of each other agree.
 	abiVersion := requiredVersion(t, filepath.Join(root, "guest-sdk", "go", "go.mod"), abiModule)
 	if v := requiredVersion(t, filepath.Join(root, "go.mod"), abiModule); v != abiVersion {
 		t.Fatalf("the root module requires abi %s but the SDK requires %s: a release tags one version of each", v, abiVersion)
 	}
-	publish(t, proxy, module.Version{Path: sdkModule, Version: sdkVersion}, filepath.Join(root, "guest-sdk", "go"))
-	publish(t, proxy, module.Version{Path: abiModule, Version: abiVersion}, filepath.Join(root, "abi"))
+	requiredVersion(t, filepath.Join(root, "go.mod"), sdkModule)
 
+	tmp := t.TempDir()
 	work := filepath.Join(tmp, "work")
-	if err := os.Mkdir(work, 0o755); err != nil {
+	bin := filepath.Join(tmp, "bin")
+	for _, d := range []string{work, bin} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(wasmcpBin, filepath.Join(bin, "wasmcp")); err != nil {
 		t.Fatal(err)
 	}
 	const goDelim = "README_GO_BLOCK"
 	if strings.Contains(blocks[1].text, goDelim) {
 		t.Fatalf("the Go block contains %s", goDelim)
 	}
-	script := "set -euo pipefail\n" + blocks[0].text +
+	script := "set -euo pipefail\n" + strings.ReplaceAll(blocks[0].text, "~/src/wasmcp", root) +
 		"cat > main.go <<'" + goDelim + "'\n" + blocks[1].text + goDelim + "\n" +
 		blocks[2].text +
 		"go list -m all > \"$MODULES_OUT\"\n"
@@ -86,9 +82,8 @@ func TestReadmeWritingATool(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(),
-		"GOPROXY="+(&url.URL{Scheme: "file", Path: filepath.ToSlash(proxy)}).String(),
-		"GONOSUMDB="+"github.com/wasmcp/wasmcp",
-		"GOPRIVATE=", "GONOPROXY=", "GOWORK=off", "GOTOOLCHAIN=local",
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local",
 		"GOMODCACHE="+filepath.Join(tmp, "modcache"),
 		// -modcacherw lets the test's temporary directory be removed.
 		"GOFLAGS=-modcacherw",
@@ -193,37 +188,4 @@ func requiredVersion(t *testing.T, gomod, path string) string {
 	}
 	t.Fatalf("%s does not require %s", gomod, path)
 	return ""
-}
-
-// publish writes module m, made from dir, into the file-based module proxy
-// at proxy (the GOPROXY protocol's list, .info, .mod and .zip files).
-func publish(t *testing.T, proxy string, m module.Version, dir string) {
-	t.Helper()
-	escaped, err := module.EscapePath(m.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := filepath.Join(proxy, filepath.FromSlash(escaped), "@v")
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var zip bytes.Buffer
-	if err := modzip.CreateFromDir(&zip, m, dir); err != nil {
-		t.Fatalf("zipping %s: %v", dir, err)
-	}
-	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := json.Marshal(map[string]string{"Version": m.Version, "Time": time.Now().UTC().Format(time.RFC3339)})
-	for name, data := range map[string][]byte{
-		"list":              fmt.Appendf(nil, "%s\n", m.Version),
-		m.Version + ".info": info,
-		m.Version + ".mod":  gomod,
-		m.Version + ".zip":  zip.Bytes(),
-	} {
-		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
