@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -103,13 +104,16 @@ func init() {
 	}
 }
 
-// confined is the plugin's state for one bundle.
+// confined is the plugin's state for one bundle. esbuild calls the
+// plugin's callbacks from several goroutines at once: mu guards what
+// they change.
 type confined struct {
 	root    string   // the real path of the tools directory
 	dir     *os.Root // the tools directory, to read in
-	max     int64    // bytes left to read
-	entry   string   // the script's real path
-	source  string   // its text, as the parent read it
+	mu      sync.Mutex
+	max     int64  // bytes left to read
+	entry   string // the script's real path
+	source  string // its text, as the parent read it
 	aliases map[string]string
 	sources map[string]string // an alias's module id → its source
 	inputs  map[string]string // path relative to root → SHA-256
@@ -158,7 +162,9 @@ func (c *confined) resolve(b api.PluginBuild, args api.OnResolveArgs) (api.OnRes
 		// Paths with one source are one module (one instance of it).
 		sum := sha256.Sum256([]byte(c.aliases[p]))
 		id := hex.EncodeToString(sum[:8])
+		c.mu.Lock()
 		c.sources[id] = c.aliases[p]
+		c.mu.Unlock()
 		return api.OnResolveResult{Path: id, Namespace: nsAlias}, nil
 	case strings.HasPrefix(p, "node:"):
 		return api.OnResolveResult{}, builtinError(p)
@@ -216,7 +222,9 @@ func (c *confined) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 		s := `module.exports = globalThis.require("wasmcp");`
 		return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
 	case nsAlias:
+		c.mu.Lock()
 		s := c.sources[args.Path]
+		c.mu.Unlock()
 		// Its imports (zod) are the script's: resolved from the root.
 		return api.OnLoadResult{Contents: &s, ResolveDir: c.root, Loader: api.LoaderJS}, nil
 	case nsMissing:
@@ -228,16 +236,16 @@ func (c *confined) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 	}
 	var b []byte
 	rel, err := filepath.Base(c.entry), error(nil)
+	c.mu.Lock()
+	left := c.max
+	c.mu.Unlock()
 	if args.Path == c.entry {
 		b = []byte(c.source)
-		if int64(len(b)) > c.max {
-			return api.OnLoadResult{}, fmt.Errorf("the script and what it imports are more than the %d bytes a bundle may read", c.max)
-		}
 	} else {
 		if rel, err = c.inside(args.Path); err != nil {
 			return api.OnLoadResult{}, fmt.Errorf("refused: %v", err)
 		}
-		b, err = readIn(c.dir, rel, c.max)
+		b, err = readIn(c.dir, rel, left)
 		if errors.Is(err, errTooLarge) {
 			return api.OnLoadResult{}, fmt.Errorf("%s: the script and what it imports are more than the bytes a bundle may read", filepath.ToSlash(rel))
 		}
@@ -249,8 +257,13 @@ func (c *confined) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 	if !ok {
 		return api.OnLoadResult{}, fmt.Errorf("%s: a script imports only .ts, .js, .mjs, .cjs, .mts, .cts and .json files", filepath.ToSlash(rel))
 	}
-	c.max -= int64(len(b))
 	sum := sha256.Sum256(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if int64(len(b)) > c.max {
+		return api.OnLoadResult{}, fmt.Errorf("%s: the script and what it imports are more than the bytes a bundle may read", filepath.ToSlash(rel))
+	}
+	c.max -= int64(len(b))
 	c.inputs[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
 	s := string(b)
 	return api.OnLoadResult{Contents: &s, ResolveDir: filepath.Dir(args.Path), Loader: loader}, nil
