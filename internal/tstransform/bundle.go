@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,7 +29,10 @@ import (
 // and Node built-ins are refused at load; every file is read through an
 // os.Root of the directory (readIn: a link out of it fails) and counted
 // against MaxInput; tsconfig.json files are never read
-// (TsconfigRaw).
+// (TsconfigRaw). What esbuild's resolver reads by itself (package.json,
+// Yarn's PnP manifests) is checked first by preflight: it reads these
+// unbounded and not through the os.Root. It still lists the tools
+// directory's parents and reads their package.json (the operator's).
 
 // Input is one file a bundle was made of: its path relative to the tools
 // directory (slash-separated) and the SHA-256 of its bytes, in hex.
@@ -329,6 +333,9 @@ func bundle(in request) (string, []Input, []string) {
 		return fail(err)
 	}
 	defer dir.Close()
+	if lines := preflight(root, in.MaxInput); len(lines) > 0 {
+		return "", nil, lines
+	}
 	c := &confined{root: root, dir: dir, max: in.MaxInput, entry: filepath.Join(root, path.Base(in.Name)),
 		source: in.Source, aliases: in.Aliases, sources: map[string]string{}, inputs: map[string]string{}}
 	res := api.Build(api.BuildOptions{
@@ -381,4 +388,70 @@ func bundlePosition(name string, m api.Message) string {
 		f = f[i+1:]
 	}
 	return fmt.Sprintf("%s:%d:%d: ", filepath.ToSlash(f), m.Location.Line, m.Location.Column+1)
+}
+
+// esbuildReads are the files esbuild's resolver reads by itself, beside
+// the plugin's loader: a package's manifest and Yarn's PnP manifests.
+var esbuildReads = map[string]bool{"package.json": true, ".pnp.data.json": true, ".pnp.cjs": true, ".pnp.js": true}
+
+// preflight checks, before a build, what esbuild would read outside the
+// plugin's loader (it reads these with no bound, not through the
+// os.Root): in the tools directory root, every file of a name in
+// esbuildReads must be a regular file inside root of at most max bytes
+// (not a FIFO, a device, a link out), and no link under a node_modules
+// may lead to a directory outside root. It answers one line per problem.
+func preflight(root string, max int64) []string {
+	var lines []string
+	refuse := func(p, why string) {
+		rel, _ := filepath.Rel(root, p)
+		lines = append(lines, filepath.ToSlash(rel)+": "+why)
+	}
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root || len(lines) >= 20 {
+			return nil
+		}
+		name := d.Name()
+		isLink := d.Type()&fs.ModeSymlink != 0
+		if !esbuildReads[name] && !(isLink && underNodeModules(root, p)) {
+			return nil
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil // a dangling link: esbuild skips it too
+		}
+		st, err := os.Stat(real)
+		if err != nil {
+			return nil
+		}
+		rel, err := filepath.Rel(root, real)
+		outside := err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel)
+		switch {
+		case st.IsDir() && outside:
+			refuse(p, "it is outside the tools directory (a link to "+real+")")
+		case st.IsDir() || !esbuildReads[name]:
+		case outside:
+			refuse(p, "it is outside the tools directory (a link to "+real+")")
+		case !st.Mode().IsRegular():
+			refuse(p, "is not a regular file")
+		case st.Size() > max:
+			refuse(p, fmt.Sprintf("is more than the %d bytes a bundle may read", max))
+		}
+		return nil
+	})
+	return lines
+}
+
+// underNodeModules reports whether p, inside root, is under a directory
+// named node_modules.
+func underNodeModules(root, p string) bool {
+	rel, err := filepath.Rel(root, filepath.Dir(p))
+	if err != nil {
+		return false
+	}
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if part == "node_modules" {
+			return true
+		}
+	}
+	return false
 }

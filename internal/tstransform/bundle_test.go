@@ -94,7 +94,6 @@ func TestBundleConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	links := map[string]string{
-		filepath.Join(tools, "node_modules", "evil"):             filepath.Join(outer, "pkg"),
 		filepath.Join(tools, "node_modules", "half", "index.js"): filepath.Join(outer, "secret.js"),
 		filepath.Join(tools, "near.js"):                          filepath.Join(outer, "secret.js"),
 	}
@@ -106,7 +105,6 @@ func TestBundleConfined(t *testing.T) {
 	for what, c := range map[string]struct{ imp, want string }{
 		"../":              {"../secret.js", "outside the tools directory"},
 		"absolute":         {filepath.Join(outer, "secret.js"), "absolute import paths are refused"},
-		"linked package":   {"evil", "outside the tools directory"},
 		"linked file":      {"half", "outside the tools directory"},
 		"linked neighbour": {"./near.js", "outside the tools directory"},
 		"parent tsconfig":  {"mapped", `cannot find "mapped"`},
@@ -119,6 +117,21 @@ func TestBundleConfined(t *testing.T) {
 		}
 		if b != nil && strings.Contains(string(b.Code), secret) || err != nil && strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: the outside file's contents reached the bundle or its error", what)
+		}
+	}
+	// A package linked to a directory outside is refused before esbuild
+	// reads its package.json, whatever is imported.
+	if err := os.Symlink(filepath.Join(outer, "pkg"), filepath.Join(tools, "node_modules", "evil")); err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range []string{"evil", "./local.js"} {
+		b, err := bundleOf(t, tools, "import { s } from "+quote(imp)+";\nconsole.log(s);\n", 1<<20)
+		var refused *Error
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "node_modules/evil: it is outside the tools directory") {
+			t.Errorf("linked package, import %q: %v, want a refusal naming node_modules/evil", imp, err)
+		}
+		if b != nil {
+			t.Errorf("linked package, import %q: a bundle", imp)
 		}
 	}
 }
