@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -15,30 +16,54 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
-	"github.com/wasmcp/wasmcp/internal/testkit/registrytest"
 )
 
 // The command blocks of the docs work as written. Every ```sh block of the
-// README, CONTRIBUTING.md, docs/ and the SDK and example READMEs is one of:
+// README, CONTRIBUTING.md, docs/ and the SDK and example READMEs says, in
+// a comment on one of the two lines before it, what this test does with it:
 //
-//   - run: marked with <!-- doc-test: run --> on the line before it. The
-//     block runs under bash -e in a fresh temporary working directory and
-//     HOME, with the wasmcp under test first on PATH, the repository's
-//     root as $WASMCP_REPO, and these substitutions: registry.example is a
-//     docker-registry on loopback that the test starts, ~/src/wasmcp is the
-//     repository, and a file the block names that the directory lacks
-//     (echo.wasm) is a small module. A `wasmcp serve` on stdio is sent
-//     initialize and tools/list and ends at the end of its input.
-//   - checked (every other block): each command is held against the
-//     repository: a wasmcp command and every flag it is given exist (its
-//     --help lists them), a path given to go test, go run or go build
-//     exists, a name given to -run or -bench names a test or benchmark
-//     that exists, and a script it runs exists and is executable.
+//	<!-- doc-test: run[, OPTION]... -->  it is run, as below
+//	<!-- doc-test: check-only: WHY -->   it cannot run here; WHY says why
+//	                                     (a public service, root, minutes of CPU)
 //
-// A block that neither runs here nor names anything of the repository
-// (a remote host, a desktop client) says so with <!-- doc-test: skip WHY -->.
-// The README's first set-up command is run as written, from a fresh clone,
-// by TestReadmeFirstCommand.
+// A block with neither fails the test: a new block must choose. Every
+// block, run or not, is checked against the repository: a wasmcp command
+// and every flag it is given exist (its --help lists them), a path given
+// to go test, go run or go build exists, a name given to -run or -bench
+// names a test or benchmark that exists, and a script it runs exists and
+// is executable. Under -short only the checks run.
+//
+// Run blocks run as a user would type them into one terminal, page by
+// page in the page's order, under bash -e (docrun_test.go): in one fresh
+// clone of the checkout per test binary (a directory named wasmcp), with
+// the wasmcp under test first on PATH, and per page a fresh HOME (GOPATH
+// and GOBIN in it; Go's build and module caches are the machine's). A
+// page's first block starts in an empty directory beside the clone, each
+// next one where the one before it ended (its last cd). A block has two
+// minutes. Its options:
+//
+//	dir=repo   start in the clone's root
+//	examples   the example tools are built in the clone first
+//	           (go run ./examples/wasm/build, once per test binary)
+//	serve      a wasmcp serve of the examples over HTTP runs beside the
+//	           block: 127.0.0.1:8080 in the block is its address
+//	server     the block starts a server that runs until stopped: its
+//	           127.0.0.1:PORT becomes a free port; the test lists its tools
+//	           over HTTP (HTTPS trusting its --tls-cert), then sends SIGTERM
+//	needs=CMD  skipped when CMD is not installed (failed under CI)
+//	expect=TEXT  its output must hold TEXT (the rest of the marker)
+//
+// and these substitutions: registry.example is a docker-registry on
+// loopback that the test starts for the page, ~/src/wasmcp is the clone, and a .wasm
+// file the block uses but neither builds nor has is a small module. A
+// wasmcp serve on stdio is sent initialize and tools/list, must answer
+// the list, and ends at the end of its input.
+//
+// A block in another language (a tool's source) marked
+// <!-- doc-test: file NAME --> is written as NAME into the directory the
+// page's next run block starts in. The README's first set-up command is
+// also run from a fresh clone with an empty build cache, by
+// TestReadmeFirstCommand.
 
 // docFiles are the Markdown files whose blocks are held to this.
 func docFiles(t *testing.T, root string) []string {
@@ -56,17 +81,51 @@ func docFiles(t *testing.T, root string) []string {
 	return files
 }
 
-// docBlock is one shell block of a Markdown file.
+// docBlock is one shell block of a Markdown file, or a block of another
+// language marked to be written as a file.
 type docBlock struct {
-	file   string // relative to the repository
-	line   int    // of the opening fence
-	mode   string // "run", "skip" or "check"
-	reason string // for skip
+	file   string            // relative to the repository
+	line   int               // of the opening fence
+	mode   string            // "run", "check-only", "file" or "" (no marker)
+	reason string            // check-only: why; file: its name
+	opts   map[string]string // run: its options ("" for a bare option)
 	text   string
 }
 
-var markerRE = regexp.MustCompile(`^<!--\s*doc-test:\s*(run|skip)\s*(.*?)\s*-->\s*$`)
+// name is the block's place: FILE:LINE.
+func (b docBlock) name() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
 
+var markerRE = regexp.MustCompile(`^<!--\s*doc-test:\s*(.*?)\s*-->\s*$`)
+
+// parseMarker reads a doc-test comment's text into b; false when it is
+// none of the three forms.
+func parseMarker(s string, b *docBlock) bool {
+	switch {
+	case s == "run" || strings.HasPrefix(s, "run,"):
+		b.mode, b.opts = "run", map[string]string{}
+		s, expect, ok := strings.Cut(s, "expect=")
+		if ok {
+			b.opts["expect"] = expect
+		}
+		for _, o := range strings.Split(strings.TrimRight(strings.TrimSpace(s), ","), ",")[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
+			b.opts[k] = v
+		}
+	case strings.HasPrefix(s, "check-only:"):
+		b.mode, b.reason = "check-only", strings.TrimSpace(strings.TrimPrefix(s, "check-only:"))
+	case strings.HasPrefix(s, "file "):
+		b.mode, b.reason = "file", strings.TrimSpace(strings.TrimPrefix(s, "file "))
+	default:
+		return false
+	}
+	return true
+}
+
+// runOptions are the options a run marker may give.
+var runOptions = map[string]bool{"dir": true, "examples": true, "serve": true, "server": true, "needs": true, "expect": true}
+
+// shellBlocks returns a Markdown file's shell blocks and its blocks
+// marked file, in order.
 func shellBlocks(t *testing.T, root, file string) []docBlock {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -86,14 +145,20 @@ func shellBlocks(t *testing.T, root, file string) []docBlock {
 		for end < len(lines) && strings.TrimSpace(lines[end]) != "```" {
 			end++
 		}
-		if info == "sh" || info == "bash" || info == "shell" {
-			blk := docBlock{file: rel, line: i + 1, mode: "check", text: strings.Join(lines[i+1:end], "\n")}
-			for j := i - 1; j >= 0 && j >= i-2; j-- {
-				if m := markerRE.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
-					blk.mode, blk.reason = m[1], m[2]
-					break
+		blk := docBlock{file: rel, line: i + 1, text: strings.Join(lines[i+1:min(end, len(lines))], "\n")}
+		for j := i - 1; j >= 0 && j >= i-2; j-- {
+			if m := markerRE.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
+				if !parseMarker(m[1], &blk) {
+					blk.mode, blk.reason = "bad", m[1]
 				}
+				break
 			}
+		}
+		shell := info == "sh" || info == "bash" || info == "shell"
+		if shell && blk.mode == "file" || !shell && blk.mode != "file" && blk.mode != "" {
+			blk.mode, blk.reason = "bad", "a file marker goes before a source block, run and check-only before a shell block"
+		}
+		if shell || blk.mode != "" {
 			blocks = append(blocks, blk)
 		}
 		i = end
@@ -194,36 +259,60 @@ func TestDocCommandBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}
-	var runs []docBlock
+	reasons := map[string]int{}
+	var pages [][]docBlock
 	for _, f := range docFiles(t, root) {
+		var page []docBlock
 		for _, b := range shellBlocks(t, root, f) {
 			counts[b.mode]++
-			name := fmt.Sprintf("%s:%d", b.file, b.line)
 			switch b.mode {
-			case "skip":
+			case "":
+				t.Errorf("%s: a shell block needs <!-- doc-test: run --> or <!-- doc-test: check-only: WHY --> before it", b.name())
+				continue
+			case "bad":
+				t.Errorf("%s: a doc-test marker it cannot read: %s", b.name(), b.reason)
+				continue
+			case "check-only":
 				if b.reason == "" {
-					t.Errorf("%s: a skipped block must say why", name)
+					t.Errorf("%s: a check-only block must say why", b.name())
 				}
+				reasons[b.reason]++
 			case "run":
-				runs = append(runs, b)
-			default:
-				for _, c := range commands(b.text) {
-					if problem := checkCommand(t, root, c); problem != "" {
-						t.Errorf("%s: %s: %s", name, strings.Join(c, " "), problem)
+				for k := range b.opts {
+					if !runOptions[k] {
+						t.Errorf("%s: no run option %q", b.name(), k)
 					}
 				}
 			}
+			if b.mode != "file" {
+				for _, c := range commands(b.text) {
+					// A script a run block runs may be one it made (./build.sh).
+					if problem := checkCommand(t, root, c); problem != "" && !(b.mode == "run" && problem == "no such script") {
+						t.Errorf("%s: %s: %s", b.name(), strings.Join(c, " "), problem)
+					}
+				}
+			}
+			page = append(page, b)
+		}
+		if len(page) > 0 {
+			pages = append(pages, page)
 		}
 	}
-	t.Logf("shell blocks: %d run, %d checked, %d skipped", counts["run"], counts["check"], counts["skip"])
+	t.Logf("shell blocks: %d run, %d check-only, %d without a marker; %d source blocks written as files",
+		counts["run"], counts["check-only"], counts[""], counts["file"])
+	var why []string
+	for r, n := range reasons {
+		why = append(why, fmt.Sprintf("%d × %s", n, r))
+	}
+	sort.Strings(why)
+	t.Logf("check-only because:\n\t%s", strings.Join(why, "\n\t"))
 	if counts["run"] == 0 {
 		t.Fatal("no block is run: the README's registry story at least must be")
 	}
-	for _, b := range runs {
-		t.Run(fmt.Sprintf("%s:%d", strings.ReplaceAll(b.file, "/", "_"), b.line), func(t *testing.T) {
-			runDocBlock(t, root, b)
-		})
+	if testing.Short() || t.Failed() {
+		return
 	}
+	runDocPages(t, root, pages)
 }
 
 var (
@@ -361,52 +450,6 @@ func namesProblem(t *testing.T, root, pattern string) string {
 	return ""
 }
 
-// runDocBlock runs a block marked run, as the package doc says.
-func runDocBlock(t *testing.T, root string, b docBlock) {
-	dir := t.TempDir()
-	home := t.TempDir()
-	text := b.text
-	if strings.Contains(text, "registry.example") {
-		reg := registrytest.Start(t, false)
-		text = strings.ReplaceAll(text, "registry.example", reg.Addr)
-	}
-	text = strings.ReplaceAll(text, "~/src/wasmcp", root)
-	// A module the block publishes or checks without building it first.
-	small, err := os.ReadFile(filepath.Join(root, "tests", "testdata", "small", "small.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range regexp.MustCompile(`\b(\w+)\.wasm\b`).FindAllStringSubmatch(text, -1) {
-		if strings.Contains(text, "-o "+w[0]) || strings.Contains(text, "build") {
-			continue
-		}
-		os.WriteFile(filepath.Join(dir, w[0]), small, 0o644)
-	}
-	bin := filepath.Join(t.TempDir(), "bin")
-	os.MkdirAll(bin, 0o755)
-	if err := os.Symlink(wasmcpBin, filepath.Join(bin, "wasmcp")); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", text)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"WASMCP_REPO="+root, "GOCACHE="+goCache(t), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"))
-	// A wasmcp serve on stdio in the block reads this and ends at its end.
-	cmd.Stdin = strings.NewReader(strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, ""}, "\n"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s:%d: %v\n--- block\n%s\n--- output\n%s", b.file, b.line, err, b.text, out)
-	}
-	if strings.Contains(b.text, "wasmcp serve") && !strings.Contains(string(out), `"id":2,"result":{"tools":[`) {
-		t.Fatalf("%s:%d: wasmcp serve answered no tools/list\n--- output\n%s", b.file, b.line, out)
-	}
-}
-
 // TestReadmeFirstCommand runs the README's first set-up command as written,
 // from a fresh clone of this checkout's HEAD (the Go build cache is the
 // user's, warm from building wasmcp): it must answer tools/list.
@@ -535,5 +578,36 @@ func TestDocBlockCheckerCatchesMistakes(t *testing.T) {
 	want := [][]string{{"a", "x | y"}, {"b", "--c"}, {"e", "f  g"}, {"h"}} // a quoted newline is a blank to the check
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("commands: %q, want %q", got, want)
+	}
+}
+
+// TestDocMarkers: what each doc-test marker says is read as such, and a
+// block without one, or with one the test cannot read, is told apart.
+func TestDocMarkers(t *testing.T) {
+	dir := t.TempDir()
+	md := "<!-- doc-test: run, dir=repo, needs=clang-14, expect=Hello, Ada! -->\n```sh\na\n```\n" +
+		"<!-- doc-test: check-only: needs a desktop client -->\n\n```sh\nb\n```\n" +
+		"```sh\nc\n```\n" +
+		"<!-- doc-test: runs -->\n```sh\nd\n```\n" +
+		"<!-- doc-test: file main.go -->\n```go\npackage main\n```\n" +
+		"<!-- doc-test: file x.sh -->\n```sh\ne\n```\n" +
+		"```go\nnot a shell block\n```\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range shellBlocks(t, dir, filepath.Join(dir, "p.md")) {
+		got = append(got, fmt.Sprintf("%s|%s|%v|%s", b.mode, b.reason, b.opts, b.text))
+	}
+	want := []string{
+		"run||map[dir:repo expect:Hello, Ada! needs:clang-14]|a",
+		"check-only|needs a desktop client|map[]|b",
+		"||map[]|c",
+		"bad|runs|map[]|d",
+		"file|main.go|map[]|package main",
+		"bad|a file marker goes before a source block, run and check-only before a shell block|map[]|e",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("blocks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
