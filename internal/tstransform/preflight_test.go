@@ -10,9 +10,17 @@ import (
 	"time"
 )
 
-// TestBundleFIFOPackageJSON: a package.json that is a FIFO is refused
+// TestBundlePreflight: what esbuild's resolver reads by itself (a
+// package's package.json) is checked before it reads it.
+func TestBundlePreflight(t *testing.T) {
+	t.Run("fifo", bundleFIFOPackageJSON)
+	t.Run("dev zero", bundleDevZeroPackageJSON)
+	t.Run("outside", bundleOutsidePackageJSON)
+}
+
+// bundleFIFOPackageJSON: a package.json that is a FIFO is refused
 // fast with a clear error, never a child blocked until the wall ceiling.
-func TestBundleFIFOPackageJSON(t *testing.T) {
+func bundleFIFOPackageJSON(t *testing.T) {
 	tools, _ := bundleDirs(t, map[string]string{"node_modules/f/index.js": `export const s = 1;`})
 	if err := syscall.Mkfifo(filepath.Join(tools, "node_modules", "f", "package.json"), 0o644); err != nil {
 		t.Skip(err)
@@ -26,9 +34,9 @@ func TestBundleFIFOPackageJSON(t *testing.T) {
 	}
 }
 
-// TestBundleOutsidePackageJSON: a package.json linked to a file outside
+// bundleOutsidePackageJSON: a package.json linked to a file outside
 // the tools directory is not read: its "main" does not choose the file.
-func TestBundleOutsidePackageJSON(t *testing.T) {
+func bundleOutsidePackageJSON(t *testing.T) {
 	tools, outer := bundleDirs(t, map[string]string{
 		"node_modules/p/a.js": `export const s = "AAA";`,
 		"node_modules/p/b.js": `export const s = "BBB";`,
@@ -45,9 +53,9 @@ func TestBundleOutsidePackageJSON(t *testing.T) {
 	}
 }
 
-// TestBundleDevZeroPackageJSON: a package.json linked to /dev/zero is
+// bundleDevZeroPackageJSON: a package.json linked to /dev/zero is
 // refused with a clear error, without reading it.
-func TestBundleDevZeroPackageJSON(t *testing.T) {
+func bundleDevZeroPackageJSON(t *testing.T) {
 	tools, _ := bundleDirs(t, map[string]string{"node_modules/z/index.js": `export const s = 1;`})
 	if err := os.Symlink("/dev/zero", filepath.Join(tools, "node_modules", "z", "package.json")); err != nil {
 		t.Fatal(err)
