@@ -373,7 +373,7 @@ func bundle(in request) (string, []Input, []string) {
 	sort.Slice(inputs, func(i, j int) bool { return inputs[i].Path < inputs[j].Path })
 	// The top level runs in an async function, so that it may await; the
 	// runner waits for it before the load ends.
-	code := "require(\"wasmcp\").topLevel((async () => {\n" + string(res.OutputFiles[0].Contents) + "\n})());\n"
+	code := "require(\"wasmcp\").topLevel((async () => {\"use strip\";\n" + string(res.OutputFiles[0].Contents) + "\n})());\n"
 	return code, inputs, nil
 }
 
