@@ -275,6 +275,55 @@ new McpServer({ name: "greet" }).registerTool("greet", {}, () => greeting);
 	wait("hello v2")
 }
 
+// TestSDKBundleSeesPackageJSONEdits: a reload after a package's
+// package.json changed its "main" bundles the script again: the
+// manifests esbuild read to find a file are inputs of the bundle too.
+func TestSDKBundleSeesPackageJSONEdits(t *testing.T) {
+	useRunner(t)
+	f := newFixture(t, WatchOptions{Settle: 20 * time.Millisecond})
+	pkg := filepath.Join(f.dir, nodeModules, "greeting")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"package.json": `{"main": "a.js"}`,
+		"a.js":         `export const greeting = "hello a";`,
+		"b.js":         `export const greeting = "hello b";`,
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.deploy("greet.ts", []byte(`import { McpServer } from "wasmcp";
+import { greeting } from "greeting";
+new McpServer({ name: "greet" }).registerTool("greet", {}, () => greeting);
+`))
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute) // the first load compiles the runner
+		for got := f.call("greet"); !strings.Contains(got, want); got = f.call("greet") {
+			if time.Now().After(deadline) {
+				t.Fatalf("greet never answered %q; last: %s", want, got)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	wait("hello a")
+	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"main": "b.js"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reg.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for got := f.call("greet"); !strings.Contains(got, "hello b"); got = f.call("greet") {
+		if time.Now().After(deadline) {
+			t.Fatalf("after package.json's main moved to b.js and a reload, greet answers %s", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestSDKBundleConfined: a script importing a file outside the tools
 // directory is refused at load, saying so (internal/tstransform's
 // TestBundleConfined has every way of trying).

@@ -269,8 +269,38 @@ func (c *confined) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 	}
 	c.max -= int64(len(b))
 	c.inputs[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
+	if err := c.manifests(rel); err != nil {
+		return api.OnLoadResult{}, err
+	}
 	s := string(b)
 	return api.OnLoadResult{Contents: &s, ResolveDir: filepath.Dir(args.Path), Loader: loader}, nil
+}
+
+// manifests adds to the inputs the package.json of every directory from
+// the file rel up to the root, those esbuild read to find and load it (a
+// package's "main", "exports", "type"): an edit of one is an edit of the
+// bundle. c.mu is held.
+func (c *confined) manifests(rel string) error {
+	for dir := filepath.Dir(rel); ; dir = filepath.Dir(dir) {
+		name := filepath.Join(dir, "package.json")
+		if _, seen := c.inputs[filepath.ToSlash(name)]; !seen {
+			b, err := readIn(c.dir, name, c.max)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case errors.Is(err, errTooLarge):
+				return fmt.Errorf("%s: the script and what it imports are more than the bytes a bundle may read", filepath.ToSlash(name))
+			case err != nil:
+				return fmt.Errorf("%s: %v", filepath.ToSlash(name), err)
+			default:
+				c.max -= int64(len(b))
+				sum := sha256.Sum256(b)
+				c.inputs[filepath.ToSlash(name)] = hex.EncodeToString(sum[:])
+			}
+		}
+		if dir == "." || dir == string(filepath.Separator) {
+			return nil
+		}
+	}
 }
 
 // errTooLarge is a file past what a bundle may still read.

@@ -78,7 +78,7 @@ console.log(greet("ada"), x, hasZod);
 			t.Errorf("input %s has sum %q", in.Path, in.Sum)
 		}
 	}
-	if got := strings.Join(paths, " "); got != "app.ts lib/util.ts node_modules/greet/main.js" {
+	if got := strings.Join(paths, " "); got != "app.ts lib/util.ts node_modules/greet/main.js node_modules/greet/package.json" {
 		t.Errorf("inputs = %s", got)
 	}
 }
