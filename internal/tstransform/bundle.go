@@ -384,7 +384,9 @@ func bundle(in request) (string, []Input, []string) {
 		MinifyWhitespace: true,
 		MinifySyntax:     true,
 		TsconfigRaw:      "{}",
-		Plugins:          []api.Plugin{c.plugin()},
+		// Libraries test NODE_ENV; a script has no process to ask.
+		Define:  map[string]string{"process.env.NODE_ENV": `"production"`},
+		Plugins: []api.Plugin{c.plugin()},
 	})
 	if len(res.Errors) > 0 {
 		lines := make([]string, 0, len(res.Errors))

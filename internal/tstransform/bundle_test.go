@@ -48,11 +48,12 @@ func bundleOf(t *testing.T, tools, src string, max int64) (*Bundled, error) {
 
 // TestBundleReadsItsImports: a bundle holds the script, the packages it
 // imports from node_modules and the files beside it it imports; it lists
-// every file it read with its hash; an alias is served by its source.
+// every file it read with its hash; an alias is served by its source;
+// process.env.NODE_ENV is "production" (a script has no process).
 func TestBundleReadsItsImports(t *testing.T) {
 	tools, _ := bundleDirs(t, map[string]string{
 		"node_modules/greet/package.json": `{"name": "greet", "main": "main.js"}`,
-		"node_modules/greet/main.js":      `module.exports = { greet: (n) => "hello " + n };`,
+		"node_modules/greet/main.js":      `module.exports = { greet: (n) => (process.env.NODE_ENV === "production" ? "hello " : "debug ") + n };`,
 		"lib/util.ts":                     `export const twice = (x: number): number => 2 * x;`,
 	})
 	b, err := bundleOf(t, tools, `import { greet } from "greet";
@@ -66,6 +67,9 @@ console.log(greet("ada"), x, hasZod);
 		t.Fatal(err)
 	}
 	code := string(b.Code)
+	if strings.Contains(code, "process") {
+		t.Errorf("the bundle still asks process for NODE_ENV:\n%s", code)
+	}
 	for _, want := range []string{`"hello "`, "2 * x", `require("wasmcp").topLevel(`, "await "} {
 		if !strings.Contains(code, want) && !strings.Contains(code, strings.ReplaceAll(want, " ", "")) {
 			t.Errorf("the bundle lacks %q:\n%s", want, code)
