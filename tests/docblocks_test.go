@@ -54,10 +54,11 @@ import (
 //	expect=TEXT  its output must hold TEXT (the rest of the marker)
 //
 // and these substitutions: registry.example is a docker-registry on
-// loopback that the test starts for the page, ~/src/wasmcp is the clone, and a .wasm
-// file the block uses but neither builds nor has is a small module. A
-// wasmcp serve on stdio is sent initialize and tools/list, must answer
-// the list, and ends at the end of its input.
+// loopback that the test starts for the page, ~/src/wasmcp and
+// /path/to/wasmcp are the clone, and a .wasm file the block uses but
+// neither builds nor has is a small module. npm keeps its downloads
+// between runs. A wasmcp serve on stdio is sent initialize and
+// tools/list, must answer the list, and ends at the end of its input.
 //
 // A block in another language (a tool's source) marked
 // <!-- doc-test: file NAME --> is written as NAME into the directory the

@@ -125,6 +125,8 @@ func runDocPages(t *testing.T, root string, pages [][]docBlock) {
 		p.env = append(p.env, goEnv...)
 		p.env = append(p.env, "HOME="+p.home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 			"GOPATH="+filepath.Join(p.home, "go"), "XDG_CACHE_HOME="+cache,
+			// npm's downloads are kept between runs, as on a user's machine.
+			"npm_config_cache="+filepath.Join(os.TempDir(), "wasmcp-doc-npm-cache"), "npm_config_update_notifier=false",
 			"XDG_CONFIG_HOME="+filepath.Join(p.home, ".config"), "XDG_DATA_HOME="+filepath.Join(p.home, ".local", "share"))
 		// One subtest a page, one inside it a block: what the page's
 		// blocks share (a registry) lives as long as the page.
@@ -168,6 +170,7 @@ func (p *docPage) run(t *testing.T, b docBlock) {
 		}
 	}
 	text := strings.ReplaceAll(b.text, "~/src/wasmcp", p.clone)
+	text = strings.ReplaceAll(text, "/path/to/wasmcp", p.clone)
 	text = strings.ReplaceAll(text, "registry.example", p.registry)
 	_, examples := b.opts["examples"]
 	_, serve := b.opts["serve"]
