@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestSDKServer(t *testing.T) {
 	}
 	// The rest of the surface behaves as the SDK's.
 	d = m.Description()
-	if d.Name != "demo" || d.Version != "1.0.0" || len(d.Tools) != 6 || len(d.Resources) != 1 || len(d.ResourceTemplates) != 1 || len(d.Prompts) != 1 {
+	if d.Name != "demo" || d.Version != "1.0.0" || len(d.Tools) != 7 || len(d.Resources) != 1 || len(d.ResourceTemplates) != 1 || len(d.Prompts) != 1 {
 		t.Fatalf("description = %+v", d)
 	}
 	tool := map[string]string{}
@@ -166,10 +167,40 @@ func TestSDKServer(t *testing.T) {
 			t.Errorf("read %s = %v %v, want %s", params, r, err, want)
 		}
 	}
-	r, err := m.Call(context.Background(), abi.MethodPromptsGet, []byte(`{"name":"review","arguments":{"code":"x = 1"}}`), nil)
+	// extra's notifications and requests reach the client.
+	peer := &sdkPeer{}
+	r, err := m.Call(context.Background(), abi.MethodToolsCall, []byte(`{"name":"talk","arguments":{},"_meta":{"progressToken":"t"}}`), peer)
+	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "talked accept") {
+		t.Errorf("talk = %v %v", r, err)
+	}
+	if got := strings.Join(peer.seen, "\n"); !strings.Contains(got, `notifications/progress {"progressToken":"t","progress":1,"total":2}`) ||
+		!strings.Contains(got, `notifications/message {"level":"info","data":"from extra"}`) ||
+		!strings.Contains(got, `notifications/message {"level":"warning","data":"from server"}`) ||
+		!strings.Contains(got, `elicitation/create {"message":"go on?"`) {
+		t.Errorf("the client saw:\n%s", got)
+	}
+	r, err = m.Call(context.Background(), abi.MethodPromptsGet, []byte(`{"name":"review","arguments":{"code":"x = 1"}}`), nil)
 	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "Review: x = 1") {
 		t.Errorf("prompts/get = %v %v", r, err)
 	}
+}
+
+// sdkPeer is the client of a call: it records what it is sent and
+// accepts every elicitation.
+type sdkPeer struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *sdkPeer) Notify(_ context.Context, method string, params []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, method+" "+string(params))
+}
+
+func (p *sdkPeer) Request(_ context.Context, method string, params []byte) ([]byte, error) {
+	p.Notify(context.Background(), method, params)
+	return []byte(`{"action":"accept","content":{}}`), nil
 }
 
 // sdkSurface, appended to sdkServer, uses the rest of the SDK's server surface a script has: the
@@ -194,6 +225,13 @@ server.registerResource("user", new ResourceTemplate("users://{id}", { list: und
   async (uri, { id }) => ({ contents: [{ uri: uri.href, text: "user " + id }] }));
 server.registerPrompt("review", { description: "Review code", argsSchema: { code: z.string(), lang: z.string().optional() } },
   ({ code }) => ({ messages: [{ role: "user", content: { type: "text", text: "Review: " + code } }] }));
+server.registerTool("talk", {}, async (extra) => {
+  await extra.sendNotification({ method: "notifications/progress", params: { progressToken: "t", progress: 1, total: 2 } });
+  await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "from extra" } });
+  await server.server.sendLoggingMessage({ level: "warning", data: "from server" });
+  const r = await extra.sendRequest({ method: "elicitation/create", params: { message: "go on?", requestedSchema: { type: "object", properties: {} } } }, undefined);
+  return { content: [{ type: "text", text: "talked " + r.action }] };
+});
 await server.sendLoggingMessage({ level: "info", data: "loaded" });
 `
 
