@@ -141,20 +141,13 @@ func (f *budgetFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMo
 	return f.open(p, flag, perm)
 }
 
-// open is OpenFile without O_TRUNC.
+// open is OpenFile without O_TRUNC. A creation is charged exactly: a
+// name seen absent is created with O_EXCL (charged first, given back on
+// EEXIST); a name seen present is opened without O_CREAT (ENOENT: it was
+// removed meanwhile, so it is tried again), never created uncharged.
 func (f *budgetFS) open(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	created := false
-	if flag&experimentalsys.O_CREAT != 0 {
-		var ok bool
-		if created, ok = f.create(p, 0); !ok {
-			return nil, errNoSpace
-		}
-	}
-	file, errno := f.FS.OpenFile(p, flag, perm)
+	file, errno := f.openCreate(p, flag, perm)
 	if errno != 0 {
-		if created {
-			f.b.q.free(entryCost)
-		}
 		return nil, errno
 	}
 	st, errno := file.Stat()
@@ -163,6 +156,40 @@ func (f *budgetFS) open(p string, flag experimentalsys.Oflag, perm fs.FileMode) 
 		return nil, errno
 	}
 	return &budgetFile{File: file, b: f.b, ino: st.Ino}, 0
+}
+
+// createTries bounds openCreate's rounds against a name that another run
+// creates and removes again and again.
+const createTries = 64
+
+// openCreate opens p, charging a creation only when it creates it.
+func (f *budgetFS) openCreate(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_CREAT == 0 {
+		return f.FS.OpenFile(p, flag, perm)
+	}
+	for range createTries {
+		created, ok := f.create(p, 0)
+		if !ok {
+			return nil, errNoSpace
+		}
+		if created || flag&experimentalsys.O_EXCL != 0 {
+			file, errno := f.FS.OpenFile(p, flag|experimentalsys.O_EXCL, perm)
+			if errno == 0 || !created {
+				return file, errno
+			}
+			f.uncreate()
+			if errno != experimentalsys.EEXIST || flag&experimentalsys.O_EXCL != 0 {
+				return nil, errno
+			}
+			continue // created meanwhile by another run: open it
+		}
+		file, errno := f.FS.OpenFile(p, flag&^experimentalsys.O_CREAT, perm)
+		if errno != experimentalsys.ENOENT {
+			return file, errno
+		}
+		// removed meanwhile: create it, charged
+	}
+	return nil, experimentalsys.EAGAIN
 }
 
 // budgetFile is a file of a budgetFS.
@@ -228,22 +255,44 @@ func (f *budgetFS) create(p string, extra int64) (created, ok bool) {
 	return true, true
 }
 
-// made completes a creation: the quota's charge is given back when errno
-// says the entry was not made.
+// made completes a creation: the charge is given back when errno says
+// the entry was not made.
 func (f *budgetFS) made(created bool, extra int64, errno experimentalsys.Errno) experimentalsys.Errno {
 	if created && errno != 0 {
-		f.b.q.free(entryCost + extra)
+		f.b.q.free(extra)
+		f.uncreate()
 	}
 	return errno
 }
 
-// Mkdir implements experimentalsys.FS: a new directory is an entry.
+// uncreate gives back the charge of a creation that did not happen.
+func (f *budgetFS) uncreate() {
+	f.b.q.free(entryCost)
+	f.b.entries.Add(-1)
+}
+
+// Mkdir implements experimentalsys.FS: a new directory is an entry. A
+// name seen present answers EEXIST without a mkdir (one after it was
+// removed meanwhile would create it uncharged); seen present, then gone,
+// it is tried again, charged.
 func (f *budgetFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	created, ok := f.create(p, 0)
-	if !ok {
-		return errNoSpace
+	for range createTries {
+		created, ok := f.create(p, 0)
+		if !ok {
+			return errNoSpace
+		}
+		if created {
+			return f.made(created, 0, f.FS.Mkdir(p, perm))
+		}
+		switch _, errno := f.FS.Lstat(p); errno {
+		case 0:
+			return experimentalsys.EEXIST
+		case experimentalsys.ENOENT: // removed meanwhile
+		default:
+			return errno
+		}
 	}
-	return f.made(created, 0, f.FS.Mkdir(p, perm))
+	return experimentalsys.EAGAIN
 }
 
 // Symlink implements experimentalsys.FS: a new link is an entry, and its
