@@ -161,10 +161,8 @@ func (r *request) resourceAllowed(uri string) bool {
 			return r.skillAllowed(s)
 		}
 	}
-	for _, t := range r.cat.templates {
-		if _, ok := t.t.Match(uri); ok {
-			return r.allowed(t.mod, ItemResource, t.tmpl.URITemplate)
-		}
+	if t := r.cat.templateFor(uri); t != nil {
+		return r.allowed(t.mod, ItemResource, t.tmpl.URITemplate)
 	}
 	return true
 }

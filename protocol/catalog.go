@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,8 +35,12 @@ type Catalog struct {
 	resources []*resourceEntry
 	resIdx    map[string]*resourceEntry
 	templates []*templateEntry
-	prompts   []*promptEntry
-	promptIdx map[string]*promptEntry
+	// matchOrder is templates in the order a URI is matched against
+	// them (templateFor): templates spelled otherwise may match the same
+	// URIs, so a newcomer's must not take reads an incumbent's serves.
+	matchOrder []*templateEntry
+	prompts    []*promptEntry
+	promptIdx  map[string]*promptEntry
 	// completions: prompt name or template string → module
 	complete map[string]Module
 	skills   *skillSet // skills.go
@@ -154,9 +159,39 @@ func newCatalog(prev *Catalog, mods []Module, operatorSkills []*skills.Skill, lo
 	sort.Slice(c.tools, func(i, j int) bool { return c.tools[i].tool.Name < c.tools[j].tool.Name })
 	sort.Slice(c.resources, func(i, j int) bool { return c.resources[i].res.URI < c.resources[j].res.URI })
 	sort.Slice(c.templates, func(i, j int) bool { return c.templates[i].tmpl.URITemplate < c.templates[j].tmpl.URITemplate })
+	c.matchOrder = matchOrder(prev, c.templates)
 	sort.Slice(c.prompts, func(i, j int) bool { return c.prompts[i].prompt.Name < c.prompts[j].prompt.Name })
 	c.instructions = instr.String()
 	return c, conflicts
+}
+
+// matchOrder orders templates (sorted by template) for matching: a
+// template its module served in prev first, then hand-placed modules'
+// before pulled ones, each group by template.
+func matchOrder(prev *Catalog, templates []*templateEntry) []*templateEntry {
+	rank := func(e *templateEntry) int {
+		switch {
+		case prev != nil && prev.owner["template\x00"+e.tmpl.URITemplate] == e.mod.Name():
+			return 0
+		case !isPulled(e.mod):
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(templates)
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	return out
+}
+
+// templateFor is the template a URI no resource has is read through: the
+// first in matchOrder that matches it, or nil.
+func (c *Catalog) templateFor(uri string) *templateEntry {
+	for _, t := range c.matchOrder {
+		if _, ok := t.t.Match(uri); ok {
+			return t
+		}
+	}
+	return nil
 }
 
 // catalogBuilder is newCatalog's state while it takes the modules in
@@ -443,11 +478,8 @@ func (s *Server) ModuleOf(msg *Message) string {
 		if e, ok := c.resIdx[p.URI]; ok {
 			mod = e.mod
 		} else {
-			for _, t := range c.templates {
-				if _, ok := t.t.Match(p.URI); ok {
-					mod = t.mod
-					break
-				}
+			if t := c.templateFor(p.URI); t != nil {
+				mod = t.mod
 			}
 		}
 	case "completion/complete":

@@ -160,3 +160,48 @@ func TestWarnReachesClientsThatAskedForLogs(t *testing.T) {
 		t.Fatalf("listen stream without a logLevel got %q", l)
 	}
 }
+
+// templateModule is a module declaring the URI templates tmpls.
+func templateModule(name string, tmpls ...string) *fakeModule {
+	m := toolsModule(name)
+	for _, t := range tmpls {
+		m.desc.ResourceTemplates = append(m.desc.ResourceTemplates, abi.ResourceTemplate{URITemplate: t, Name: t})
+	}
+	return m
+}
+
+// readOwner is the module a resources/read of uri goes to, or "".
+func readOwner(c *Catalog, uri string) string {
+	if e := c.templateFor(uri); e != nil {
+		return e.mod.Name()
+	}
+	return ""
+}
+
+// A template spelled otherwise but matching the URIs another module's
+// template serves (file:///docs/{a} beside file:///docs/{name}) is not the
+// same name, so no conflict: but it must not take the reads the other
+// serves, whatever its spelling sorts as. Hand-placed before pulled;
+// incumbents before newcomers.
+func TestCatalogOverlappingTemplateTakesNoReads(t *testing.T) {
+	hand := templateModule("zzz", "file:///docs/{name}")
+	pulled := pulledModule{templateModule("aaa", "file:///docs/{a}")}
+	c, _ := NewCatalog([]Module{pulled, hand}, quietLog())
+	if got := readOwner(c, "file:///docs/x"); got != "zzz" {
+		t.Fatalf("file:///docs/x read by %q, want the hand-placed zzz", got)
+	}
+	// A newcomer (hand-placed too) over a served template.
+	first, _ := NewCatalog([]Module{templateModule("b", "file:///docs/{name}")}, quietLog())
+	next, _ := NewCatalogOver(first, []Module{templateModule("a", "file:///docs/{a}"), templateModule("b", "file:///docs/{name}")}, nil, quietLog())
+	if got := readOwner(next, "file:///docs/x"); got != "b" {
+		t.Fatalf("file:///docs/x read by %q after a reload, want the incumbent b", got)
+	}
+	// Only the module reads go to may say the URI changed.
+	if next.serves(next.modules[0], "file:///docs/x") || !next.serves(next.modules[1], "file:///docs/x") {
+		t.Fatalf("the shadowed template's module may notify of file:///docs/x")
+	}
+	// The list stays sorted by template.
+	if len(next.templates) != 2 || next.templates[0].tmpl.URITemplate != "file:///docs/{a}" {
+		t.Fatalf("templates listed out of order")
+	}
+}

@@ -21,13 +21,8 @@ func (r *request) readResource() Response {
 			mod = e.mod
 		}
 	} else {
-		for _, t := range r.cat.templates {
-			if _, ok := t.t.Match(uri); ok {
-				if r.allowed(t.mod, ItemResource, t.tmpl.URITemplate) {
-					mod, name = t.mod, t.tmpl.URITemplate
-				}
-				break
-			}
+		if t := r.cat.templateFor(uri); t != nil && r.allowed(t.mod, ItemResource, t.tmpl.URITemplate) {
+			mod, name = t.mod, t.tmpl.URITemplate
 		}
 	}
 	if mod == nil {

@@ -271,7 +271,8 @@ func (s *Server) Broadcast(method, uri string) {
 	}
 }
 
-// serves reports whether mod serves uri, directly or through a template.
+// serves reports whether mod serves uri, directly or through the
+// template reads of it go to (templateFor).
 func (c *Catalog) serves(mod Module, uri string) bool {
 	if mod == nil {
 		return false
@@ -279,12 +280,6 @@ func (c *Catalog) serves(mod Module, uri string) bool {
 	if e, ok := c.resIdx[uri]; ok {
 		return e.mod == mod
 	}
-	for _, t := range c.templates {
-		if t.mod == mod {
-			if _, ok := t.t.Match(uri); ok {
-				return true
-			}
-		}
-	}
-	return false
+	t := c.templateFor(uri)
+	return t != nil && t.mod == mod
 }
