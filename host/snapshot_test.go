@@ -518,7 +518,7 @@ func TestSnapshotImageRestoredEveryCall(t *testing.T) {
 // TestStartUpsTakeTurns: with one compilation slot, an honest reactor
 // loaded behind four spinning start-ups waits for a quantum of each (one
 // goes on in the long lane, the others give way and are taken again
-// later), not for their deadline: it waited for four deadlines (27 s at
+// later; the quantum is 250 ms here), not for their deadline: it waited for four deadlines (27 s at
 // the default 5 s) before. The spinners' deadline here is 30 s; the honest
 // module must load, with its snapshot, in far less.
 func TestStartUpsTakeTurns(t *testing.T) {
@@ -527,7 +527,8 @@ func TestStartUpsTakeTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.snapRetry = time.Hour // no spinner is taken again during the test
+	e.snapRetry = time.Hour                   // no spinner is taken again during the test
+	e.starts.quantum = 250 * time.Millisecond // a quarter of the default, for a short test
 	t.Cleanup(func() { e.Close(context.Background()) })
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

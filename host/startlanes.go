@@ -8,14 +8,17 @@ import (
 )
 
 // startQuantum is how much of its guest's own time a snapshot start-up
-// runs in its first lane while another start-up waits for one.
-const startQuantum = 250 * time.Millisecond
+// runs in its first lane while another start-up waits for one: more than
+// an honest Go reactor's start-up takes in the interpreter, so that a mass
+// load of them does not move them all to the long lane.
+const startQuantum = time.Second
 
 // startLanes is where snapshot start-ups run, apart from compilations (a
 // slow start-up holds no compilation slot). A start-up takes a slot of the
 // first lane (as many as --compilations); once its guest has used
 // startQuantum of its own time while another start-up waits for that lane,
-// it gives its slot up and goes on in the long lane (as many again), or,
+// it gives its slot up and goes on in the long lane (half as many, at
+// least one: each start-up holds a decoded module and an instance), or,
 // with the long lane full, is cut for now and taken again later (the
 // module runs without its snapshot meanwhile, as when the ceiling cuts it).
 // Start-ups that spin thus hold the first lane for a quantum each, not for
@@ -30,7 +33,7 @@ type startLanes struct {
 }
 
 func newStartLanes(n int) *startLanes {
-	return &startLanes{first: make(compilePool, n), long: make(compilePool, n), quantum: startQuantum}
+	return &startLanes{first: make(compilePool, n), long: make(compilePool, max(1, n/2)), quantum: startQuantum}
 }
 
 // acquire waits for a slot of the first lane.
@@ -74,7 +77,7 @@ func (l *startLanes) watch(ctx context.Context, gt *guestTime, end context.Cance
 				release()
 				held = func() { <-l.long }
 			default:
-				end(&busyError{fmt.Sprintf("gave way to other start-ups after %s of its own time (the long lane, --compilations start-ups, is taken); it is tried again later",
+				end(&busyError{fmt.Sprintf("gave way to other start-ups after %s of its own time (the long lane of start-ups is taken); it is tried again later",
 					used.Round(time.Millisecond))})
 			}
 			return
