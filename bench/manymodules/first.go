@@ -105,6 +105,7 @@ func many(bin, dir string, wasm []byte, first int, setting string) {
 	d, c := startAndList(bin, tools, filepath.Join(dir, "cache"), *nfirst, []string{setting})
 	defer c.close()
 	listed := time.Now()
+	rssAtList := c.peakRSS()
 	upgradedAtList := strings.Count(c.stderr.String(), "new calls run on the compiled code")
 	var lat, since []time.Duration
 	for i := range *nfirst {
@@ -118,7 +119,7 @@ func many(bin, dir string, wasm []byte, first int, setting string) {
 	}
 	upgraded := strings.Count(c.stderr.String(), "new calls run on the compiled code")
 	slices.Sort(lat)
-	log.Printf("%d new Go reactors, %s: %s to a complete tools/list (server CPU %s); first calls one after another: p50 %s, max %s each, the last answered %s after the listing; compiled tier ready for %d at the listing, %d after the calls",
+	log.Printf("%d new Go reactors, %s: %s to a complete tools/list (server CPU %s); first calls one after another: p50 %s, max %s each, the last answered %s after the listing; compiled tier ready for %d at the listing, %d after the calls; peak RSS (VmHWM) %s at the listing, %s after the calls (--code-memory: the default, 512 MiB)",
 		*nfirst, setting, d.Round(time.Millisecond), c.cpu, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond),
-		since[len(since)-1].Round(time.Millisecond), upgradedAtList, upgraded)
+		since[len(since)-1].Round(time.Millisecond), upgradedAtList, upgraded, rssAtList, c.peakRSS())
 }
