@@ -37,15 +37,49 @@ var (
 )
 
 // cloneForDocs clones the checkout into a directory named wasmcp (a block
-// may name it: ../wasmcp/guest-sdk/rust).
+// may name it: ../wasmcp/guest-sdk/rust). The clone is fresh each run, but
+// its path is the same from run to run when no other test binary holds
+// it: Go's build cache keys a package by its directory, so a warm cache
+// then builds the clone's packages from the cache, as a user's second
+// build in one clone does.
 func cloneForDocs(t *testing.T, root string) string {
 	return docClone.get(t, func() (string, error) {
 		clone := filepath.Join(workDir, "doc", "wasmcp")
+		if stable := stableCloneDir(); stable != "" {
+			clone = stable
+		}
 		if out, err := exec.Command("git", "clone", "-q", root, clone).CombinedOutput(); err != nil {
 			return "", fmt.Errorf("git clone: %v\n%s", err, out)
 		}
 		return clone, nil
 	})
+}
+
+// docCloneLock holds the stable clone's directory for this test binary
+// (the lock ends with the process; kept referenced so it stays open).
+var docCloneLock *os.File
+
+// stableCloneDir returns the same clone path each run, emptied, locked
+// for this test binary, or "" when another one holds it.
+func stableCloneDir() string {
+	base := filepath.Join(os.TempDir(), "wasmcp-doc-clone")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return ""
+	}
+	f, err := os.OpenFile(filepath.Join(base, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return ""
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return ""
+	}
+	docCloneLock = f
+	dir := filepath.Join(base, "wasmcp")
+	if err := os.RemoveAll(dir); err != nil {
+		return ""
+	}
+	return dir
 }
 
 // goEnvForDocs pins what a temporary HOME would otherwise move: Go's build
