@@ -216,6 +216,9 @@ func (s *Syncer) describe(ctx context.Context, t *Tool, f *Fetched) error {
 	if err != nil {
 		return refuse(CheckDescribe, err)
 	}
+	if err := checkNamesBound(names); err != nil {
+		return refuse(CheckDescribe, err)
+	}
 	if names == nil {
 		names = []string{}
 	}
@@ -247,6 +250,28 @@ func (s *Syncer) adoptNames(ctx context.Context, t *Tool, pf *Fetched) {
 	n := slices.Clone(pf.Names)
 	t.Names = &n
 	s.logger().Info("pulled tool: the lock records no names; the pinned version's are approved", "tool", t.Name, "digest", t.Digest, "names", printableList(n))
+}
+
+// A version's names are recorded in the lock (names, pending_names),
+// which every pulled tool of the directory shares and which is read at
+// most maxLockBytes: a version may declare at most maxNames names of
+// maxNamesBytes in all (TOML may write a byte as six), so that one
+// publisher cannot make the lock unreadable.
+const (
+	maxNames      = 2048
+	maxNamesBytes = 64 << 10
+)
+
+// checkNamesBound refuses names past maxNames or maxNamesBytes.
+func checkNamesBound(names []string) error {
+	size := 0
+	for _, n := range names {
+		size += len(n) + 1
+	}
+	if len(names) > maxNames || size > maxNamesBytes {
+		return fmt.Errorf("it declares %d names of %d bytes in all: more than the %d names of %d bytes a pulled version may declare", len(names), size, maxNames, maxNamesBytes)
+	}
+	return nil
 }
 
 // namesOf is f's names for the lock: nil when f was not described.
