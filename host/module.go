@@ -41,12 +41,14 @@ type Module struct {
 	schemas map[string]contract.ToolSchemas
 	skills  []*skills.Skill // built from desc.Skills (skills.go)
 	policy  Policy
-	base    wazero.ModuleConfig
-	gate    *gate
-	mounts  []builtMount // set with a read-write mount: each run gets its file system (writebudget.go)
-	seq     atomic.Int64
-	egress  *egress.Client // outbound HTTP (http.go); nil without a grant
-	mcp     *mcpInfo       // set when the module is an MCP server (mcpserver.go)
+	base    wazero.ModuleConfig // for a start-up, and the calls of a module without a snapshot
+	// snapBase is base without Policy.StartEnv: the calls from a snapshot.
+	snapBase wazero.ModuleConfig
+	gate     *gate
+	mounts   []builtMount // set with a read-write mount: each run gets its file system (writebudget.go)
+	seq      atomic.Int64
+	egress   *egress.Client // outbound HTTP (http.go); nil without a grant
+	mcp      *mcpInfo       // set when the module is an MCP server (mcpserver.go)
 
 	slot codeSlot // the compiled code, when there is some (code.go)
 
@@ -228,7 +230,13 @@ func (e *Engine) newModule(name, hash string, p Policy, src func() ([]byte, erro
 	if err != nil {
 		return nil, &GuestError{Module: name, Kind: KindLoad, Msg: fmt.Sprintf("policy: %v", err)}
 	}
-	m.base = base.WithRandSource(rand.Reader)
+	// Calls from a snapshot see Env; the start-up run, and every call
+	// of a module without a snapshot, see StartEnv too.
+	m.snapBase = base.WithRandSource(rand.Reader)
+	m.base = m.snapBase
+	for _, e := range p.StartEnv {
+		m.base = m.base.WithEnv(e.Name, e.Value)
+	}
 	m.gate = gate
 	for i := range mounts {
 		if !mounts[i].m.ReadOnly {
@@ -354,7 +362,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 	}
 	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCostFor(wasm, t), cost: cost, snap: x.snap, validated: x.id, tier: t}
 	if x.snap.used {
-		c.base = m.base.WithNanotime(snapshotClock(x.snap.clock), 1)
+		c.base = m.snapBase.WithNanotime(snapshotClock(x.snap.clock), 1)
 		if x.snap.data != nil {
 			c.image = &imagePool{ranges: x.snap.data}
 			if st := x.snap.state; st != nil && memClass(uint64(st.Pages)*65536) >= 0 {

@@ -27,6 +27,15 @@ type Policy struct {
 	Mounts []Mount
 	// Env are the environment variables the guest sees.
 	Env []EnvVar
+	// StartEnv are variables only a start-up sees, after Env: the
+	// snapshot's start-up run, and every instance of a module that runs
+	// without a snapshot. An instance from a snapshot starts from the
+	// state that start-up left, so a guest that read them there holds
+	// what it needs, and the call does not copy them into its instance
+	// (the JavaScript runner's WASMCP_SCRIPT: a bundled script's source,
+	// hundreds of kilobytes, was a third of such a call's CPU). The
+	// snapshot key covers them.
+	StartEnv []EnvVar
 	// NoSnapshot runs a module that asks for a snapshot (exports
 	// abi.SnapshotEntry) without one: every instance runs its start-up.
 	NoSnapshot bool

@@ -200,6 +200,11 @@ func snapshotKey(wasm []byte, name string, p Policy) string {
 		put(e.Name)
 		put(e.Value)
 	}
+	put("start env")
+	for _, e := range p.StartEnv {
+		put(e.Name)
+		put(e.Value)
+	}
 	put("mounts")
 	for _, m := range p.Mounts {
 		put(m.HostPath)

@@ -573,3 +573,32 @@ func TestStartUpsTakeTurns(t *testing.T) {
 		t.Fatal("no spinner gave way")
 	}
 }
+
+// TestStartEnvSeenByStartUpOnly: Policy.StartEnv reaches a start-up (the
+// snapshot's, or every instance's without a snapshot) like Env, and is
+// part of the snapshot key, so a changed value (a script's new source)
+// takes a new snapshot rather than serving the old one.
+func TestStartEnvSeenByStartUpOnly(t *testing.T) {
+	p := Policy{StartEnv: []EnvVar{{Name: "PROBE_ENV", Value: "at-start"}}}
+	if a := randomFields(t, loadSnapshotProbe(t, newEngine(t, Limits{}), p)); a["env"] != "at-start" {
+		t.Errorf("from a snapshot: env=%q, want the start-up's at-start", a["env"])
+	}
+	wasm, err := reactorProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := newEngine(t, Limits{}).Load(context.Background(), "probe", wasm, Policy{NoSnapshot: true, StartEnv: p.StartEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := randomFields(t, plain); a["env"] != "at-start" {
+		t.Errorf("without a snapshot: env=%q, want at-start in every instance", a["env"])
+	}
+	q := Policy{StartEnv: []EnvVar{{Name: "PROBE_ENV", Value: "changed"}}}
+	if snapshotKey(wasm, "probe", p) == snapshotKey(wasm, "probe", q) {
+		t.Error("the snapshot key does not cover StartEnv: a changed script would keep its old snapshot")
+	}
+	if snapshotKey(wasm, "probe", p) == snapshotKey(wasm, "probe", Policy{Env: p.StartEnv}) {
+		t.Error("the snapshot key does not tell StartEnv from Env")
+	}
+}

@@ -132,7 +132,10 @@ func withScriptEnv(p host.Policy, env []host.EnvVar) host.Policy {
 			out = append(out, e)
 		}
 	}
-	p.Env = append(out, env...)
+	p.Env = out
+	// The runner reads the script once, in its start-up: an instance from
+	// the snapshot need not be handed the source again.
+	p.StartEnv = env
 	// Every script's snapshot splits into the runner's code: one
 	// compilation serves them all.
 	p.SharedCode = true
