@@ -71,6 +71,10 @@ type Registry struct {
 	readyOnce    sync.Once
 	loads        chan struct{} // bounds the files loading at once
 
+	// pulledCheck, when set (SetPulledCheck, before Load), judges every
+	// pulled module once opened.
+	pulledCheck func(module string, d *abi.Description) error
+
 	index    *statIndex   // file stats to hashes, across restarts (index.go)
 	skills   skillsState  // the skills directory (skills.go)
 	open     atomic.Int64 // modules loaded and not yet closed
@@ -97,6 +101,16 @@ func New(dir string, engine *host.Engine, srv *protocol.Server, log *slog.Logger
 	return &Registry{dir: dir, engine: engine, srv: srv, log: log, modules: map[string]*entry{}, refused: map[string]refusal{},
 		retrying: map[string]int{}, busy: map[string]bool{}, ready: make(chan struct{}), loads: make(chan struct{}, maxLoads),
 		index: newStatIndex(dir, engine.CacheDir(), log)}
+}
+
+// SetPulledCheck sets the check every pulled module (a pull marker beside
+// its file) passes once opened, before it can be published: an error
+// refuses the module as it is (logged, in wasmcp status, and sent to the
+// clients that asked for logs), as a refusal at load. Serve uses it to
+// hold a pulled module to the names the operator approved. Call it before
+// Load.
+func (r *Registry) SetPulledCheck(check func(module string, d *abi.Description) error) {
+	r.pulledCheck = check
 }
 
 // getObserver returns the observer, if any.
@@ -640,6 +654,12 @@ func (s *fileSync) open(ctx context.Context, known bool) (m *host.Module, out ou
 			return nil, out, false
 		}
 		return nil, s.refuse(err), false
+	}
+	if r.pulledCheck != nil && !s.script && isPulled(r.dir, s.file) {
+		if err := r.pulledCheck(m.Name(), m.Description()); err != nil {
+			_ = m.Close(ctx)
+			return nil, s.refuse(err), false
+		}
 	}
 	if obs := r.getObserver(); obs != nil {
 		obs.ModuleLoaded(m.Name(), time.Since(t0), int(s.st.size))

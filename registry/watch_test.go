@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/protocol"
 )
@@ -564,5 +566,44 @@ func TestReloadOnce(t *testing.T) {
 	}
 	if err := reg.Reload(context.Background()); err == nil {
 		t.Fatal("Reload of a missing directory succeeded")
+	}
+}
+
+// TestPulledCheckRefusesOnlyPulled: the check SetPulledCheck sets judges
+// the modules with a pull marker beside them, with their description,
+// and refuses those it fails; a hand-placed module is not asked.
+func TestPulledCheckRefusesOnlyPulled(t *testing.T) {
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"a.wasm": smallV1, ".a.wasmcp-pulled": nil, "z.wasm": smallV1} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close(context.Background())
+	srv := protocol.NewServer(protocol.Options{Logger: log})
+	reg := New(dir, engine, srv, log)
+	defer reg.Close()
+	var asked []string
+	reg.SetPulledCheck(func(module string, d *abi.Description) error {
+		asked = append(asked, module)
+		if d == nil || len(d.Tools) == 0 {
+			t.Errorf("the check of %s got no description", module)
+		}
+		return errors.New("declares names no one approved")
+	})
+	if err := reg.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != "a" {
+		t.Fatalf("the check was asked about %v, want only the pulled a", asked)
+	}
+	mods := reg.Modules()
+	if mods["a.wasm"] != nil || mods["z.wasm"] == nil {
+		t.Fatalf("served %v: want the hand-placed z and not the refused pulled a", mods)
 	}
 }

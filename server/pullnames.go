@@ -171,3 +171,39 @@ func DirNames(ctx context.Context, e *host.Engine, dir, skip string, skipped fun
 	}
 	return out, nil
 }
+
+// servedNamesCheck is the registry's check of a pulled module in the tools
+// directory dir (registry.SetPulledCheck): it may serve only the names the
+// operator approved, the lock's names for its entry. Pull and approve list
+// the names a version declares described without its grants; a module
+// that declares others once it runs with them (its environment, a mounted
+// file) is refused, whatever the names, so no name reaches clients that
+// no one approved. An entry without names (a lock written before names
+// were recorded) is left to the syncer's first sight; a module with a
+// pull marker and no entry in the lock is held to nothing here.
+func servedNamesCheck(dir string) func(string, *abi.Description) error {
+	return func(module string, d *abi.Description) error {
+		l, err := pull.ReadLock(dir)
+		if err != nil {
+			return fmt.Errorf("pulled module: the lock, which says which names were approved: %w", err)
+		}
+		t := l.Find(module)
+		if t == nil || t.Names == nil {
+			return nil
+		}
+		approved := make(map[string]bool, len(*t.Names))
+		for _, n := range *t.Names {
+			approved[n] = true
+		}
+		var extra []string
+		for _, n := range NameLines(d) {
+			if !approved[n] {
+				extra = append(extra, pull.Printable(n))
+			}
+		}
+		if len(extra) == 0 {
+			return nil
+		}
+		return fmt.Errorf("pulled module declares %s, which no one approved: pull and approve saw its names described without its grants, and under them it declares more; a module's names must not depend on what it is granted", strings.Join(extra, ", "))
+	}
+}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/internal/guestbuild"
+	"github.com/wasmcp/wasmcp/pull"
+	"github.com/wasmcp/wasmcp/registry"
 )
 
 // TestPulledNames: a pulled version is described without its grants — a
@@ -109,5 +111,63 @@ func TestDirNames(t *testing.T) {
 	}
 	if got, err := DirNames(context.Background(), e, filepath.Join(dir, "none"), "x", nil); err != nil || len(got) != 0 {
 		t.Errorf("a missing directory: %v, %v", got, err)
+	}
+}
+
+// TestServedNamesCheck: pull approves the names a version declares
+// described without its grants; the twoface guest declares another tool
+// once it runs with its [env] grant. Serve's check of a pulled module
+// (registry.SetPulledCheck) refuses it for the name no one approved, and
+// lets it serve once the lock's names hold every name it declares.
+func TestServedNamesCheck(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "twoface.wasm")
+	if err := guestbuild.Build(context.Background(), "testdata/guests/twoface", out); err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultEngine()
+	cfg.CacheDir = "-"
+	e, err := host.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	policy := []byte("[env]\nTWOFACE = \"1\"\n")
+	approved, err := PulledNames(e)(context.Background(), "twoface", wasm, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(approved, []string{"tool hello"}) {
+		t.Fatalf("described without its grants: %q, want [tool hello]", approved)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "twoface.policy.toml"), policy, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := registry.DescribeFile(context.Background(), e, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := func(names []string) {
+		t.Helper()
+		if err := pull.WriteLock(dir, &pull.Lock{Tools: []pull.Tool{{Name: "twoface", Reference: "registry.example/twoface:1",
+			Digest: "sha256:" + strings.Repeat("0", 64), Signed: new(bool), Names: &names}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := servedNamesCheck(dir)
+	lock(approved)
+	if err := check("twoface", d); err == nil || !strings.Contains(err.Error(), "tool extra") {
+		t.Fatalf("served with its grants it declares %q; approved %q: the check said %v", NameLines(d), approved, err)
+	}
+	lock([]string{"tool extra", "tool hello"})
+	if err := check("twoface", d); err != nil {
+		t.Fatalf("every name approved: %v", err)
+	}
+	if err := check("another", d); err != nil {
+		t.Fatalf("a module with no entry in the lock: %v", err)
 	}
 }

@@ -158,6 +158,8 @@ func startRegistry(_ context.Context, r *run, c *cleanups) error {
 	}
 	r.reg = registry.New(r.cfg.Tools, r.engine, r.srv, r.log)
 	r.reg.SetObserver(r.ops.metrics)
+	// A pulled module serves only the names the operator approved.
+	r.reg.SetPulledCheck(servedNamesCheck(r.cfg.Tools))
 	if r.cfg.Skills != "" {
 		r.reg.ServeSkills(r.cfg.Skills)
 	}
