@@ -321,6 +321,12 @@ func TestInterpreterTierCodeBudgetClosesIt(t *testing.T) {
 	if a.Tier() != TierInterpreter || size != int64(len(mustPrepare(t)))*(1+interpFactor) {
 		t.Fatalf("a: tier %q, code %d", a.Tier(), size)
 	}
+	// a's code is counted just after its build hands it out: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if used, _ := e.CodeMemory(); used >= size {
+			break
+		}
+	}
 	// Room for one module's interpreted code: loading b closes a's.
 	e.code.mu.Lock()
 	e.code.limit = size + size/2
@@ -331,6 +337,12 @@ func TestInterpreterTierCodeBudgetClosesIt(t *testing.T) {
 	}
 	if err := b.Compile(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	// The budget counts b's code, and trims a's, just after b's build
+	// hands it out (code.go: after the flight is done), so Compile may
+	// return first: wait for the trim, bounded.
+	for deadline := time.Now().Add(10 * time.Second); a.Compiled() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	if a.Compiled() || !b.Compiled() {
 		t.Fatalf("over the code budget: a has code %v, b %v; want a's interpreted code closed", a.Compiled(), b.Compiled())

@@ -49,10 +49,14 @@ func sdkDir(t testing.TB, files map[string]string) string {
 	return dir
 }
 
+// sdkEngine is the engine of the SDK tests. Its snapshot deadline is
+// 5 minutes: zod's initialisation runs in wazero's interpreter, seconds of
+// guest CPU normally, past the default minute under the race detector
+// (which slows the interpreter, Go code, several times over).
 func sdkEngine(t testing.TB) *host.Engine {
 	t.Helper()
 	e, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler), InstrumentLoops: true,
-		SnapshotTimeout: time.Minute})
+		SnapshotTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
