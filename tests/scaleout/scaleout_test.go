@@ -204,11 +204,19 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(time.Second)
+	// Each phase lasts until the load saw it (bounded), not a fixed time:
+	// on a loaded machine, under -race, a few calls take seconds.
+	until := func(cond func() bool) {
+		for deadline := time.Now().Add(time.Minute); !cond() && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	until(func() bool { return inlineOK.Load() > 0 && taskOK.Load() > 0 })
 	srv.Kill()
-	time.Sleep(2 * time.Second)
+	until(func() bool { return taskUnavailable.Load() > 0 })
 	srv.Restart()
-	time.Sleep(2 * time.Second)
+	after := taskOK.Load()
+	until(func() bool { return taskOK.Load() > after })
 	close(stop)
 	wg.Wait()
 	t.Logf("inline ok %d, task ok %d, task refused while Redis was down %d", inlineOK.Load(), taskOK.Load(), taskUnavailable.Load())
