@@ -71,7 +71,17 @@ func Instrument(wasm []byte) ([]byte, error) {
 	ourExport := AppendName(nil, InterruptExport)
 	ourExport = append(ourExport, 0x03)
 	ourExport = AppendU32(ourExport, idx)
-	for _, s := range secs {
+	// The sections Instrument adds go after the last known section, before
+	// any custom sections that end the module, so that every section keeps
+	// its neighbours (a decoder that reads a trailing custom section to the
+	// module's end reads it as it did).
+	lastKnown := -1
+	for i, s := range secs {
+		if s.ID != SecCustom {
+			lastKnown = i
+		}
+	}
+	for i, s := range secs {
 		if s.ID != SecCustom {
 			if !hasGlobal && before(SecGlobal, s.ID) {
 				enc.Section(SecGlobal, append([]byte{2}, ourGlobal...))
@@ -103,6 +113,16 @@ func Instrument(wasm []byte) ([]byte, error) {
 			enc.Section(SecCode, body)
 		default:
 			enc.Section(s.ID, s.Body)
+		}
+		if i == lastKnown {
+			if !hasGlobal {
+				enc.Section(SecGlobal, append([]byte{2}, ourGlobal...))
+				hasGlobal = true
+			}
+			if !hasExport {
+				enc.Section(SecExport, append([]byte{1}, ourExport...))
+				hasExport = true
+			}
 		}
 	}
 	if !hasGlobal {
