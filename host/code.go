@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -437,14 +438,35 @@ type codeBudget struct {
 
 	mu   sync.Mutex
 	used int64
-	mods map[*Module]int64
+	mods map[*Module]codeRef
+	// refs counts, by code identity, the modules holding that code: code
+	// several modules share (scripts on one runner, split snapshots) is
+	// one copy of machine code, counted once.
+	refs map[string]int
+}
+
+// codeRef is the code a module holds in the budget: its identity and size.
+type codeRef struct {
+	key  string
+	size int64
+}
+
+// codeKey is the identity of c's machine code: wazero keeps one copy per
+// runtime of a module's code, so code split from a snapshot (the same
+// bytes for every script on one runner, validatedID "split …") is shared
+// by every module on the same runtime and tier; any other code is m's own.
+func codeKey(m *Module, c *compiled) string {
+	if strings.HasPrefix(c.validated, "split ") {
+		return fmt.Sprintf("%p %d %s", c.runtime, c.tier, c.validated)
+	}
+	return fmt.Sprintf("module %p", m)
 }
 
 func newCodeBudget(limit int64, log func(string, ...any)) *codeBudget {
 	if limit == 0 {
 		limit = DefaultCodeMemory
 	}
-	return &codeBudget{limit: limit, log: log, collect: runtime.GC, mods: map[*Module]int64{}}
+	return &codeBudget{limit: limit, log: log, collect: runtime.GC, mods: map[*Module]codeRef{}, refs: map[string]int{}}
 }
 
 // closed records code of size bytes closed by the budget and starts a
@@ -460,11 +482,17 @@ func (b *codeBudget) closed(size int64) {
 	}()
 }
 
-// added counts m's new code and trims the others if over the limit.
+// added counts m's new code (once for code several modules share) and
+// trims the others if over the limit.
 func (b *codeBudget) added(m *Module, c *compiled) {
+	r := codeRef{key: codeKey(m, c), size: c.size}
 	b.mu.Lock()
-	b.used += c.size - b.mods[m]
-	b.mods[m] = c.size
+	b.dropLocked(m)
+	b.mods[m] = r
+	if b.refs[r.key] == 0 {
+		b.used += r.size
+	}
+	b.refs[r.key]++
 	b.mu.Unlock()
 	b.trim(m)
 }
@@ -472,9 +500,22 @@ func (b *codeBudget) added(m *Module, c *compiled) {
 // removed stops counting m's code.
 func (b *codeBudget) removed(m *Module) {
 	b.mu.Lock()
-	b.used -= b.mods[m]
-	delete(b.mods, m)
+	b.dropLocked(m)
 	b.mu.Unlock()
+}
+
+// dropLocked forgets m's code; the code is no longer counted once no
+// module holds it. b.mu is held.
+func (b *codeBudget) dropLocked(m *Module) {
+	r, ok := b.mods[m]
+	if !ok {
+		return
+	}
+	delete(b.mods, m)
+	if b.refs[r.key]--; b.refs[r.key] <= 0 {
+		delete(b.refs, r.key)
+		b.used -= r.size
+	}
 }
 
 // usage returns the bytes of code counted and the limit.
