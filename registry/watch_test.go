@@ -348,21 +348,7 @@ func logClient(t *testing.T, srv *protocol.Server) func() []string {
 // At the first load a hand-placed module keeps a name over a pulled one
 // (a pull marker is beside it) whatever their file names.
 func TestDuplicateToolNameHandPlacedBeatsPulled(t *testing.T) {
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"a.wasm": smallV1, ".a.wasmcp-pulled": nil, "z.wasm": smallV2} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close(context.Background())
-	srv := protocol.NewServer(protocol.Options{Logger: log})
-	reg := New(dir, engine, srv, log)
-	defer reg.Close()
+	reg, srv := pulledBesideHandPlaced(t, smallV2)
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -573,21 +559,7 @@ func TestReloadOnce(t *testing.T) {
 // the modules with a pull marker beside them, with their description,
 // and refuses those it fails; a hand-placed module is not asked.
 func TestPulledCheckRefusesOnlyPulled(t *testing.T) {
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"a.wasm": smallV1, ".a.wasmcp-pulled": nil, "z.wasm": smallV1} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close(context.Background())
-	srv := protocol.NewServer(protocol.Options{Logger: log})
-	reg := New(dir, engine, srv, log)
-	defer reg.Close()
+	reg, _ := pulledBesideHandPlaced(t, smallV1)
 	var asked []string
 	reg.SetPulledCheck(func(module string, d *abi.Description) error {
 		asked = append(asked, module)
@@ -606,4 +578,29 @@ func TestPulledCheckRefusesOnlyPulled(t *testing.T) {
 	if mods["a.wasm"] != nil || mods["z.wasm"] == nil {
 		t.Fatalf("served %v: want the hand-placed z and not the refused pulled a", mods)
 	}
+}
+
+// pulledBesideHandPlaced is a registry, not loaded yet, of a directory
+// holding a pulled a.wasm (smallV1, a pull marker beside it) and a
+// hand-placed z.wasm (the module z), and its protocol server.
+func pulledBesideHandPlaced(t *testing.T, z []byte) (*Registry, *protocol.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"a.wasm": smallV1, ".a.wasmcp-pulled": nil, "z.wasm": z} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	engine, err := host.NewEngine(host.Config{CacheDir: cacheDir, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := protocol.NewServer(protocol.Options{Logger: log})
+	reg := New(dir, engine, srv, log)
+	t.Cleanup(func() {
+		reg.Close()
+		engine.Close(context.Background())
+	})
+	return reg, srv
 }

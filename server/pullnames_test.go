@@ -25,13 +25,7 @@ func TestPulledNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultEngine()
-	cfg.CacheDir = "-"
-	e, err := host.NewEngine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
+	e := pullEngine(t, nil)
 	t.Setenv("WASMCP_TEST_SECRET", "s3cret")
 	policy := []byte("memory = \"4GiB\"\n[env]\nTOKEN = { from = \"WASMCP_TEST_SECRET\" }\n[[mount]]\nguest = \"/data\"\nhost = \"/no/such/dir\"\n[[http.allow]]\nhost = \"api.example\"\n[access]\nscopes = [\"admin\"]\n")
 	names, err := PulledNames(e)(context.Background(), "small", wasm, policy)
@@ -61,17 +55,10 @@ func TestPulledNames(t *testing.T) {
 // refused at its describe deadline (its own CPU time), not waited for:
 // wasmcp pull ends with an error naming the deadline.
 func TestPulledNamesSpinning(t *testing.T) {
-	cfg := DefaultEngine()
-	cfg.CacheDir = "-"
-	cfg.DescribeTimeout = 300 * time.Millisecond
-	e, err := host.NewEngine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
+	e := pullEngine(t, func(c *host.Config) { c.DescribeTimeout = 300 * time.Millisecond })
 	// A policy asking for a longer timeout changes nothing: the describe
 	// deadline is the engine's.
-	_, err = PulledNames(e)(context.Background(), "spin", guestbuild.SpinningStart(), []byte("timeout = \"1h\"\n"))
+	_, err := PulledNames(e)(context.Background(), "spin", guestbuild.SpinningStart(), []byte("timeout = \"1h\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "describe") {
 		t.Fatalf("a spinning describe: %v, want it refused", err)
 	}
@@ -91,13 +78,7 @@ func TestDirNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := DefaultEngine()
-	cfg.CacheDir = "-"
-	e, err := host.NewEngine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
+	e := pullEngine(t, nil)
 	var skipped []string
 	got, err := DirNames(context.Background(), e, dir, "small", func(f string, _ error) { skipped = append(skipped, filepath.Base(f)) })
 	if err != nil {
@@ -129,13 +110,7 @@ func TestServedNamesCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultEngine()
-	cfg.CacheDir = "-"
-	e, err := host.NewEngine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
+	e := pullEngine(t, nil)
 	policy := []byte("[env]\nTWOFACE = \"1\"\n")
 	approved, err := PulledNames(e)(context.Background(), "twoface", wasm, policy)
 	if err != nil {
@@ -170,4 +145,21 @@ func TestServedNamesCheck(t *testing.T) {
 	if err := check("another", d); err != nil {
 		t.Fatalf("a module with no entry in the lock: %v", err)
 	}
+}
+
+// pullEngine is serve's default engine without a cache directory, set
+// further by set (when not nil), closed when the test ends.
+func pullEngine(t *testing.T, set func(*host.Config)) *host.Engine {
+	t.Helper()
+	cfg := DefaultEngine()
+	cfg.CacheDir = "-"
+	if set != nil {
+		set(&cfg)
+	}
+	e, err := host.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e
 }
