@@ -191,18 +191,12 @@ func servedNamesCheck(dir string) func(string, *abi.Description) error {
 		if t == nil || t.Names == nil {
 			return nil
 		}
-		approved := make(map[string]bool, len(*t.Names))
-		for _, n := range *t.Names {
-			approved[n] = true
-		}
-		var extra []string
-		for _, n := range NameLines(d) {
-			if !approved[n] {
-				extra = append(extra, pull.Printable(n))
-			}
-		}
+		extra := pull.NewNames(NameLines(d), t.Names)
 		if len(extra) == 0 {
 			return nil
+		}
+		for i, n := range extra {
+			extra[i] = pull.Printable(n)
 		}
 		return fmt.Errorf("pulled module declares %s, which no one approved: pull and approve saw its names described without its grants, and under them it declares more; a module's names must not depend on what it is granted", strings.Join(extra, ", "))
 	}
