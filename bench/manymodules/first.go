@@ -77,7 +77,7 @@ func landing(bin, dir string, wasm []byte, i int, setting string) time.Duration 
 	tools := filepath.Join(dir, "tools")
 	must(os.MkdirAll(tools, 0o755))
 	c := startServer(bin, tools, filepath.Join(dir, "cache"), "--watch=true", setting)
-	defer c.close()
+	defer c.Close()
 	v := variant(wasm, "go", i)
 	tmp := filepath.Join(dir, "new.wasm")
 	must(os.WriteFile(tmp, v, 0o644))
@@ -85,11 +85,11 @@ func landing(bin, dir string, wasm []byte, i int, setting string) time.Duration 
 	start := time.Now()
 	call := fmt.Sprintf(`{"name":%q,"arguments":{"text":"one two three"}}`, toolName(i))
 	for {
-		if res := c.request("tools/call", call); strings.Contains(res, `"words":3`) {
+		if res := c.Request("tools/call", call); strings.Contains(res, `"words":3`) {
 			return time.Since(start)
 		}
 		if time.Since(start) > 10*time.Minute {
-			log.Fatalf("the landed module never answered; stderr:\n%s", c.stderr)
+			log.Fatalf("the landed module never answered; stderr:\n%s", c.Stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -103,21 +103,21 @@ func many(bin, dir string, wasm []byte, first int, setting string) {
 		must(os.WriteFile(filepath.Join(tools, fmt.Sprintf("go-%04d.wasm", i)), variant(wasm, "go", first+i), 0o644))
 	}
 	d, c := startAndList(bin, tools, filepath.Join(dir, "cache"), *nfirst, []string{setting})
-	defer c.close()
+	defer c.Close()
 	listed := time.Now()
 	rssAtList := c.peakRSS()
-	upgradedAtList := strings.Count(c.stderr.String(), "new calls run on the compiled code")
+	upgradedAtList := strings.Count(c.Stderr.String(), "new calls run on the compiled code")
 	var lat, since []time.Duration
 	for i := range *nfirst {
 		t := time.Now()
-		res := c.request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"one two three"}}`, toolName(first+i)))
+		res := c.Request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"one two three"}}`, toolName(first+i)))
 		lat = append(lat, time.Since(t))
 		since = append(since, time.Since(listed))
 		if !strings.Contains(res, `"words":3`) {
 			log.Fatalf("module %d: %s", i, res)
 		}
 	}
-	upgraded := strings.Count(c.stderr.String(), "new calls run on the compiled code")
+	upgraded := strings.Count(c.Stderr.String(), "new calls run on the compiled code")
 	slices.Sort(lat)
 	log.Printf("%d new Go reactors, %s: %s to a complete tools/list (server CPU %s); first calls one after another: p50 %s, max %s each, the last answered %s after the listing; compiled tier ready for %d at the listing, %d after the calls; peak RSS (VmHWM) %s at the listing, %s after the calls (--code-memory: the default, 512 MiB)",
 		*nfirst, setting, d.Round(time.Millisecond), c.cpu, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond),

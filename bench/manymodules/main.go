@@ -34,15 +34,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -51,6 +48,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmcp/wasmcp/bench/internal/stdioserve"
 )
 
 var (
@@ -115,12 +114,12 @@ func cold(bin, work, goBase string, goWasm []byte) {
 			label = "one at a time"
 		}
 		d, c := startAndList(bin, coldDir, coldCache, *ncold, args)
-		c.close()
+		c.Close()
 		log.Printf("cold start, %d Go modules, %s: %s to a complete tools/list", *ncold, label, d.Round(time.Millisecond))
 	}
 	if *before != "" {
 		d, c := startAndList(*before, coldDir, filepath.Join(work, "cache-cold-before"), *ncold, nil)
-		c.close()
+		c.Close()
 		log.Printf("cold start, %d Go modules, %s: %s to a complete tools/list", *ncold, *before, d.Round(time.Millisecond))
 	}
 	// The descriptions real describe runs wrote are what seeding writes.
@@ -174,7 +173,7 @@ func warm(bin, root, work, goBase string, goWasm, cWasm []byte) {
 		time.Sleep(3 * time.Second)
 		for j, b := range bins {
 			_, c := startAndList(b, dir, caches[j], k.n, nil) // the first start keeps its copies of the modules
-			c.close()
+			c.Close()
 		}
 		ds := make([][]time.Duration, len(bins))
 		cpu := make([][]time.Duration, len(bins))
@@ -185,7 +184,7 @@ func warm(bin, root, work, goBase string, goWasm, cWasm []byte) {
 				ds[j] = append(ds[j], d)
 				cpu[j] = append(cpu[j], c.cpu)
 				listT[j] = c.timeList(20)
-				c.close()
+				c.Close()
 			}
 		}
 		for j, b := range bins {
@@ -210,12 +209,12 @@ func rr(bin, dir, cache string) {
 		args = append(args, "--code-memory", *budget)
 	}
 	_, c := startAndList(bin, dir, cache, *ncold, args)
-	defer c.close()
+	defer c.Close()
 	var lat []time.Duration
 	for r := range *rounds {
 		for i := range *ncold {
 			t := time.Now()
-			res := c.request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"one two three"}}`, toolName(i)))
+			res := c.Request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"one two three"}}`, toolName(i)))
 			lat = append(lat, time.Since(t))
 			if !strings.Contains(res, `"words":3`) {
 				log.Fatalf("round %d module %d: %s", r, i, res)
@@ -224,7 +223,7 @@ func rr(bin, dir, cache string) {
 	}
 	slices.Sort(lat)
 	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))].Round(time.Millisecond) }
-	evictions := strings.Count(c.stderr.String(), "module code closed")
+	evictions := strings.Count(c.Stderr.String(), "module code closed")
 	b := *budget
 	if b == "" {
 		b = "default (512MiB)"
@@ -235,12 +234,8 @@ func rr(bin, dir, cache string) {
 
 // client is a wasmcp serve --stdio process.
 type client struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	stderr *bytes.Buffer
-	id     int
-	cpu    time.Duration // CPU time to the first complete tools/list
+	*stdioserve.Server
+	cpu time.Duration // CPU time to the first complete tools/list
 }
 
 // startAndList starts a server and returns the time from its start to a
@@ -250,91 +245,24 @@ func startAndList(bin, dir, cache string, n int, extra []string) (time.Duration,
 	start := time.Now()
 	c := startServer(bin, dir, cache, append([]string{"--watch=false"}, extra...)...)
 	for {
-		if got, _ := c.listAll(); got == n {
+		if got, _ := c.ListAll(); got == n {
 			break
 		} else if time.Since(start) > 30*time.Minute {
-			log.Fatalf("tools/list has %d tools, want %d; stderr:\n%s", got, n, c.stderr)
+			log.Fatalf("tools/list has %d tools, want %d; stderr:\n%s", got, n, c.Stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	d := time.Since(start)
-	c.cpu = c.cpuTime()
+	c.cpu = c.CPUTime()
 	return d, c
 }
 
 // startServer starts wasmcp serve --stdio on dir and cache with extra
 // flags and initializes a session.
 func startServer(bin, dir, cache string, extra ...string) *client {
-	c := &client{stderr: &bytes.Buffer{}}
-	c.cmd = exec.Command(bin, append([]string{"serve", "--stdio", "--tools", dir, "--cache-dir", cache}, extra...)...)
-	c.cmd.Stderr = c.stderr
-	var err error
-	c.in, err = c.cmd.StdinPipe()
+	srv, err := stdioserve.Start(bin, append([]string{"--tools", dir, "--cache-dir", cache}, extra...), nil, nil)
 	must(err)
-	out, err := c.cmd.StdoutPipe()
-	must(err)
-	c.out = bufio.NewReaderSize(out, 1<<20)
-	must(c.cmd.Start())
-	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
-	return c
-}
-
-// cpuTime is the server's user and system CPU time so far (Linux; 0
-// elsewhere): on a busy machine a better measure of the work a start does
-// than its wall time.
-func (c *client) cpuTime() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses: utime and
-	// stime are the 12th and 13th, in clock ticks (100 a second).
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.Atoi(f[11])
-	st, _ := strconv.Atoi(f[12])
-	return time.Duration(u+st) * 10 * time.Millisecond
-}
-
-func (c *client) request(method, params string) string {
-	c.id++
-	fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params)
-	want := `"id":` + strconv.Itoa(c.id) + `,`
-	for {
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			log.Fatalf("reading the server: %v; stderr:\n%s", err, c.stderr)
-		}
-		if strings.Contains(line, want) {
-			return line
-		}
-	}
-}
-
-// listAll walks every page of tools/list; it returns the tools and the
-// pages.
-func (c *client) listAll() (tools, pages int) {
-	cursor := ""
-	for {
-		params := `{}`
-		if cursor != "" {
-			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
-		}
-		var res struct {
-			Result struct {
-				Tools      []json.RawMessage `json:"tools"`
-				NextCursor string            `json:"nextCursor"`
-			} `json:"result"`
-		}
-		must(json.Unmarshal([]byte(c.request("tools/list", params)), &res))
-		tools += len(res.Result.Tools)
-		pages++
-		if cursor = res.Result.NextCursor; cursor == "" {
-			return tools, pages
-		}
-	}
+	return &client{Server: srv}
 }
 
 // timeList returns the median time of k complete tools/list walks.
@@ -342,7 +270,7 @@ func (c *client) timeList(k int) time.Duration {
 	var ds []time.Duration
 	for range k {
 		t := time.Now()
-		c.listAll()
+		c.ListAll()
 		ds = append(ds, time.Since(t))
 	}
 	slices.Sort(ds)
@@ -351,25 +279,13 @@ func (c *client) timeList(k int) time.Duration {
 
 // peakRSS reads the server's VmHWM.
 func (c *client) peakRSS() string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Cmd.Process.Pid))
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "VmHWM:") {
 			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
 		}
 	}
 	return "?"
-}
-
-func (c *client) close() {
-	c.in.Close()
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-done
-	}
 }
 
 // toolName is variant i's tool name: as long as "word_count".

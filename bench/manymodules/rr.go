@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -61,23 +60,23 @@ func manyRR(bin, work, goBase string, goWasm []byte) {
 func prime(bin, dir, cache string, n int) {
 	start := time.Now()
 	_, c := startAndList(bin, dir, cache, n, []string{"--code-memory", "128MiB", "--cache-max", *cacheMax})
-	defer c.close()
+	defer c.Close()
 	stop := time.AfterFunc(*bound, func() {
 		log.Printf("priming took longer than -bound %s: stopping the server", *bound)
-		_ = c.cmd.Process.Kill()
+		_ = c.Cmd.Process.Kill()
 	})
 	defer stop.Stop()
 	const window = 4 // the server compiles min(cores, 4) at once
 	next, done, retries := 0, 0, 0
 	pending := map[int]int{} // request id -> module
 	send := func(i int) {
-		pending[c.send("tools/call", callParams(i))] = i
+		pending[c.Send("tools/call", callParams(i))] = i
 	}
 	for ; next < min(window, n); next++ {
 		send(next)
 	}
 	for done < n {
-		id, line := c.recv()
+		id, line := c.Recv()
 		i, ok := pending[id]
 		if !ok {
 			continue
@@ -102,7 +101,7 @@ func prime(bin, dir, cache string, n int) {
 		}
 	}
 	log.Printf("priming: %d Go modules compiled into the cache in %s (server CPU time %s; %d calls retried)",
-		n, time.Since(start).Round(time.Second), c.cpuTime(), retries)
+		n, time.Since(start).Round(time.Second), c.CPUTime(), retries)
 }
 
 func callParams(i int) string {
@@ -132,11 +131,11 @@ func roundRobin(bin, dir, cache string, n int) {
 		args = append(args, "--code-memory", *budget)
 	}
 	ready, c := startAndList(bin, dir, cache, n, args)
-	defer c.close()
+	defer c.Close()
 	log.Printf("round-robin: %d Go modules listed in %s (warm cache)", n, ready.Round(time.Millisecond))
 	stop := time.AfterFunc(*bound, func() {
 		log.Printf("round-robin calls took longer than -bound %s: stopping the server", *bound)
-		_ = c.cmd.Process.Kill()
+		_ = c.Cmd.Process.Kill()
 	})
 	defer stop.Stop()
 	var lat []time.Duration
@@ -145,7 +144,7 @@ func roundRobin(bin, dir, cache string, n int) {
 	for r := range *rounds {
 		for i := range n {
 			t := time.Now()
-			res := c.request("tools/call", callParams(i))
+			res := c.Request("tools/call", callParams(i))
 			lat = append(lat, time.Since(t))
 			if !strings.Contains(res, `"words":3`) {
 				log.Fatalf("round %d module %d: %s", r, i, res)
@@ -159,10 +158,10 @@ func roundRobin(bin, dir, cache string, n int) {
 		log.Printf("round-robin: round %d of %d done, %s", r+1, *rounds, time.Since(start).Round(time.Second))
 	}
 	calls := len(lat)
-	cpu := c.cpuTime()
+	cpu := c.CPUTime()
 	slices.Sort(lat)
 	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))].Round(time.Millisecond) }
-	logs := c.stderr.String()
+	logs := c.Stderr.String()
 	evictions := strings.Count(logs, "module code closed")
 	var took []time.Duration
 	for _, m := range regexp.MustCompile(`msg="module compiled".* took=(\S+)`).FindAllStringSubmatch(logs, -1) {
@@ -189,34 +188,10 @@ func roundRobin(bin, dir, cache string, n int) {
 		mibf(peak.metrics["go_memstats_next_gc_bytes"]), mibf(peak.metrics["wasmcp_code_memory_bytes"]))
 }
 
-// send writes a request and returns its id; recv reads the next response.
-func (c *client) send(method, params string) int {
-	c.id++
-	fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params)
-	return c.id
-}
-
-// recv returns the next response's id and line (notifications skipped).
-func (c *client) recv() (int, string) {
-	for {
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			log.Fatalf("reading the server: %v; stderr:\n%s", err, tail(c.stderr.String()))
-		}
-		var m struct {
-			ID     *int   `json:"id"`
-			Method string `json:"method"`
-		}
-		if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil && m.Method == "" {
-			return *m.ID, line
-		}
-	}
-}
-
 // sample reads the server's memory now.
 func (c *client) sample(addr string) sample {
 	s := sample{rss: c.status("VmRSS"), metrics: metrics{}}
-	if f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", c.cmd.Process.Pid)); err == nil {
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", c.Cmd.Process.Pid)); err == nil {
 		sc := bufio.NewScanner(f)
 		var perms, path string
 		for sc.Scan() {
@@ -259,7 +234,7 @@ func (c *client) sample(addr string) sample {
 
 // status reads a kB field of /proc/PID/status, in bytes.
 func (c *client) status(field string) int64 {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Cmd.Process.Pid))
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
@@ -278,10 +253,3 @@ func freeAddr() string {
 }
 
 func mibf(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }
-
-func tail(s string) string {
-	if len(s) > 4000 {
-		return "..." + s[len(s)-4000:]
-	}
-	return s
-}

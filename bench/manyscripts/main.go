@@ -31,9 +31,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -47,8 +45,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/wasmcp/wasmcp/bench/internal/stdioserve"
 )
 
 var (
@@ -97,14 +96,14 @@ func main() {
 	// Cold: empty caches.
 	d, c := startAndList(bin, work, tools, cache, *nScripts)
 	log.Printf("cold start, %d scripts, empty cache: %s to a complete tools/list (server CPU %s); no target",
-		*nScripts, d.Round(time.Millisecond), c.cpuTime())
-	c.close()
+		*nScripts, d.Round(time.Millisecond), c.CPUTime())
+	c.Close()
 
 	// Warm: the same caches, a new process.
 	d, c = startAndList(bin, work, tools, cache, *nScripts)
-	defer c.close()
+	defer c.Close()
 	log.Printf("warm start, %d scripts: %s to a complete tools/list (server CPU %s); target <= %s: %s",
-		*nScripts, d.Round(time.Millisecond), c.cpuTime(), targetWarm, verdict(d <= targetWarm, float64(d)/float64(targetWarm)))
+		*nScripts, d.Round(time.Millisecond), c.CPUTime(), targetWarm, verdict(d <= targetWarm, float64(d)/float64(targetWarm)))
 	time.Sleep(*idle)
 	c.report(fmt.Sprintf("idle %s after the warm start, no call yet", *idle))
 
@@ -113,8 +112,8 @@ func main() {
 	for i := range *nScripts {
 		name := fmt.Sprintf("echo_%02d", i)
 		t := time.Now()
-		if res := c.request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"hi"}}`, name)); !called(res, "hi") {
-			log.Fatalf("%s: %s\nstderr:\n%s", name, res, c.stderr)
+		if res := c.Request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"hi"}}`, name)); !called(res, "hi") {
+			log.Fatalf("%s: %s\nstderr:\n%s", name, res, c.Stderr)
 		}
 		first = append(first, time.Since(t))
 	}
@@ -134,12 +133,12 @@ func main() {
 		start := time.Now()
 		must(os.Rename(staged, filepath.Join(tools, name+".ts")))
 		for {
-			res := c.request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"hi %d"}}`, name, k))
+			res := c.Request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"text":"hi %d"}}`, name, k))
 			if called(res, fmt.Sprintf("hi %d", k)) {
 				break
 			}
 			if time.Since(start) > *bound {
-				log.Fatalf("%s not callable after %s: %s\nstderr:\n%s", name, *bound, res, c.stderr)
+				log.Fatalf("%s not callable after %s: %s\nstderr:\n%s", name, *bound, res, c.Stderr)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -170,11 +169,7 @@ func verdict(met bool, ratio float64) string {
 
 // client is a wasmcp serve --stdio process.
 type client struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     *bufio.Reader
-	stderr  *syncBuffer
-	id      int
+	*stdioserve.Server
 	metrics string // the /metrics URL
 }
 
@@ -182,66 +177,22 @@ type client struct {
 // tools/list answer holding n tools (asked again until it does).
 func startAndList(bin, work, tools, cache string, n int) (time.Duration, *client) {
 	start := time.Now()
-	c := &client{stderr: &syncBuffer{}}
-	c.cmd = exec.Command(bin, "serve", "--stdio", "--tools", tools, "--cache-dir", cache, "--metrics-addr", "127.0.0.1:0")
-	c.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(work, "data"))
 	logFile, err := os.Create(filepath.Join(work, fmt.Sprintf("serve-%d.log", time.Now().UnixNano())))
 	must(err)
-	c.cmd.Stderr = io.MultiWriter(c.stderr, logFile)
-	c.in, err = c.cmd.StdinPipe()
+	srv, err := stdioserve.Start(bin, []string{"--tools", tools, "--cache-dir", cache, "--metrics-addr", "127.0.0.1:0"},
+		[]string{"XDG_DATA_HOME=" + filepath.Join(work, "data")}, logFile)
 	must(err)
-	out, err := c.cmd.StdoutPipe()
-	must(err)
-	c.out = bufio.NewReaderSize(out, 1<<20)
-	must(c.cmd.Start())
-	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	c := &client{Server: srv}
 	for {
-		if c.listAll() == n {
+		if got, _ := c.ListAll(); got == n {
 			break
 		}
 		if time.Since(start) > *bound {
-			log.Fatalf("tools/list lacks some of the %d tools after %s; stderr:\n%s", n, *bound, c.stderr)
+			log.Fatalf("tools/list lacks some of the %d tools after %s; stderr:\n%s", n, *bound, c.Stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return time.Since(start), c
-}
-
-func (c *client) request(method, params string) string {
-	c.id++
-	fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params)
-	want := `"id":` + strconv.Itoa(c.id) + `,`
-	for {
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			log.Fatalf("reading the server: %v; stderr:\n%s", err, c.stderr)
-		}
-		if strings.Contains(line, want) {
-			return line
-		}
-	}
-}
-
-// listAll walks every page of tools/list and returns the tools.
-func (c *client) listAll() int {
-	cursor, tools := "", 0
-	for {
-		params := `{}`
-		if cursor != "" {
-			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
-		}
-		var res struct {
-			Result struct {
-				Tools      []json.RawMessage `json:"tools"`
-				NextCursor string            `json:"nextCursor"`
-			} `json:"result"`
-		}
-		must(json.Unmarshal([]byte(c.request("tools/list", params)), &res))
-		tools += len(res.Result.Tools)
-		if cursor = res.Result.NextCursor; cursor == "" {
-			return tools
-		}
-	}
 }
 
 // settle waits (at most -bound) until the compiled code the engine
@@ -280,30 +231,15 @@ func called(res, text string) bool {
 // loadedLine is the server log's "module loaded" line of module name.
 func (c *client) loadedLine(name string) string {
 	re := regexp.MustCompile(`msg="module loaded" module=` + name + ` .*took=(\S+)`)
-	if m := re.FindStringSubmatch(c.stderr.String()); m != nil {
+	if m := re.FindStringSubmatch(c.Stderr.String()); m != nil {
 		return "loaded in " + m[1]
 	}
 	return "no load line"
 }
 
-// cpuTime is the server's user and system CPU time so far.
-func (c *client) cpuTime() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.Atoi(f[11])
-	st, _ := strconv.Atoi(f[12])
-	return time.Duration(u+st) * 10 * time.Millisecond
-}
-
 // memory returns the server's VmRSS and VmHWM in bytes.
 func (c *client) memory() (rss, hwm int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Cmd.Process.Pid))
 	must(err)
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
@@ -324,7 +260,7 @@ func (c *client) memory() (rss, hwm int64) {
 // anonymous executable mappings: the machine code wazero compiled (the
 // binary's own code is a file mapping and not counted).
 func (c *client) execMapped() (size, resident int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", c.Cmd.Process.Pid))
 	must(err)
 	in := false
 	for _, l := range strings.Split(string(b), "\n") {
@@ -350,9 +286,9 @@ func (c *client) execMapped() (size, resident int64) {
 // metric reads one gauge from the server's /metrics.
 func (c *client) metric(name string) int64 {
 	if c.metrics == "" {
-		m := regexp.MustCompile(`serving metrics and probes" url=(\S+)`).FindStringSubmatch(c.stderr.String())
+		m := regexp.MustCompile(`serving metrics and probes" url=(\S+)`).FindStringSubmatch(c.Stderr.String())
 		if m == nil {
-			log.Fatalf("the server serves no /metrics; stderr:\n%s", c.stderr)
+			log.Fatalf("the server serves no /metrics; stderr:\n%s", c.Stderr)
 		}
 		c.metrics = m[1]
 	}
@@ -370,37 +306,6 @@ func (c *client) metric(name string) int64 {
 	}
 	log.Fatalf("/metrics has no %s", name)
 	return 0
-}
-
-func (c *client) close() {
-	c.in.Close()
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-done
-	}
-}
-
-// syncBuffer is the server's stderr, written by exec's copier and read
-// by the bench.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func loadavg() string {
