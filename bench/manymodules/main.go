@@ -126,7 +126,7 @@ func cold(bin, work, goBase string, goWasm []byte) {
 	goDesc := baseDescription(bin, goBase, work)
 	for i := range *ncold {
 		v := variant(goWasm, "go", i)
-		got := read(filepath.Join(coldCache, "describe", hash(v)+".json"))
+		got := cachedDescription(coldCache, v)
 		if !bytes.Equal(got, renamed(goDesc, i)) {
 			log.Fatalf("seeding would differ from describe for variant %d:\n%s\n%s", i, got, renamed(goDesc, i))
 		}
@@ -161,9 +161,8 @@ func warm(bin, root, work, goBase string, goWasm, cWasm []byte) {
 		caches := make([]string, len(bins))
 		for j := range bins {
 			caches[j] = filepath.Join(work, fmt.Sprintf("cache-warm-%s-%d", k.lang, j))
-			must(os.MkdirAll(filepath.Join(caches[j], "describe"), 0o700))
 			for i := range k.n {
-				must(os.WriteFile(filepath.Join(caches[j], "describe", hash(variant(k.wasm, k.lang, i))+".json"), renamed(k.desc, i), 0o600))
+				seedDescription(caches[j], variant(k.wasm, k.lang, i), renamed(k.desc, i))
 			}
 		}
 		// The server indexes files whose timestamps are 2 s older than
@@ -173,6 +172,7 @@ func warm(bin, root, work, goBase string, goWasm, cWasm []byte) {
 		time.Sleep(3 * time.Second)
 		for j, b := range bins {
 			_, c := startAndList(b, dir, caches[j], k.n, nil) // the first start keeps its copies of the modules
+			c.checkSeeds()
 			c.Close()
 		}
 		ds := make([][]time.Duration, len(bins))
@@ -210,6 +210,7 @@ func rr(bin, dir, cache string) {
 	}
 	_, c := startAndList(bin, dir, cache, *ncold, args)
 	defer c.Close()
+	c.checkSeeds()
 	var lat []time.Duration
 	for r := range *rounds {
 		for i := range *ncold {
@@ -310,7 +311,38 @@ func writeVariants(dir, lang string, wasm []byte, n int) {
 func baseDescription(bin, wasm, work string) []byte {
 	cache := filepath.Join(work, "cache-base")
 	run(work, nil, bin, "inspect", "--cache-dir", cache, wasm)
-	return read(filepath.Join(cache, "describe", hash(read(wasm))+".json"))
+	return cachedDescription(cache, read(wasm))
+}
+
+// The server keeps each description sealed: the hex SHA-256 of the JSON
+// and a newline before it (host/cacheseal.go), and takes a file whose seal
+// does not match for damaged (removed, the module described again). So
+// the descriptions are read through their seal, which must hold (a new
+// format fails here, not silently in the warm starts), and seeded sealed.
+
+// cachedDescription is the description the cache in dir holds for wasm.
+func cachedDescription(dir string, wasm []byte) []byte {
+	p := filepath.Join(dir, "describe", hash(wasm)+".json")
+	b := read(p)
+	sum, desc, ok := bytes.Cut(b, []byte("\n"))
+	if !ok || string(sum) != hash(desc) {
+		log.Fatalf("%s: not a sealed description (the hex SHA-256 of the JSON, a newline, the JSON): the server's cache format changed", p)
+	}
+	return desc
+}
+
+// seedDescription writes desc as the cached description of wasm in dir.
+func seedDescription(dir string, wasm, desc []byte) {
+	must(os.MkdirAll(filepath.Join(dir, "describe"), 0o700))
+	must(os.WriteFile(filepath.Join(dir, "describe", hash(wasm)+".json"), append([]byte(hash(desc)+"\n"), desc...), 0o600))
+}
+
+// checkSeeds fails the bench if the server took a seeded description for
+// damaged: it then described the module again, which a warm start must not.
+func (c *client) checkSeeds() {
+	if strings.Contains(c.Stderr.String(), "cache entry damaged") {
+		log.Fatalf("the server refused a seeded description; stderr:\n%s", c.Stderr)
+	}
 }
 
 func hash(b []byte) string {

@@ -39,9 +39,8 @@ func manyRR(bin, work, goBase string, goWasm []byte) {
 	// Every module is listed from its description at start-up, so that
 	// only the calls compile.
 	goDesc := baseDescription(bin, goBase, work)
-	must(os.MkdirAll(filepath.Join(cache, "describe"), 0o700))
 	for i := range n {
-		must(os.WriteFile(filepath.Join(cache, "describe", hash(variant(goWasm, "go", i))+".json"), renamed(goDesc, i), 0o600))
+		seedDescription(cache, variant(goWasm, "go", i), renamed(goDesc, i))
 	}
 	mark := filepath.Join(cache, fmt.Sprintf("manymodules-primed-%d", n))
 	if _, err := os.Stat(mark); err == nil {
@@ -61,6 +60,7 @@ func prime(bin, dir, cache string, n int) {
 	start := time.Now()
 	_, c := startAndList(bin, dir, cache, n, []string{"--code-memory", "128MiB", "--cache-max", *cacheMax})
 	defer c.Close()
+	c.checkSeeds()
 	stop := time.AfterFunc(*bound, func() {
 		log.Printf("priming took longer than -bound %s: stopping the server", *bound)
 		_ = c.Cmd.Process.Kill()
@@ -132,6 +132,7 @@ func roundRobin(bin, dir, cache string, n int) {
 	}
 	ready, c := startAndList(bin, dir, cache, n, args)
 	defer c.Close()
+	c.checkSeeds()
 	log.Printf("round-robin: %d Go modules listed in %s (warm cache)", n, ready.Round(time.Millisecond))
 	stop := time.AfterFunc(*bound, func() {
 		log.Printf("round-robin calls took longer than -bound %s: stopping the server", *bound)
