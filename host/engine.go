@@ -359,7 +359,7 @@ const interruptExport = wasmrewrite.InterruptExport
 
 // compile compiles wasm on the runtime for its memory cap that closes
 // instances when their context ends. With Config.InstrumentLoops it then
-// instruments the (now validated) module (wasmrewrite.Instrument) and
+// rewrites the (now validated) module (rewrite: wasmrewrite.Instrument) and
 // compiles that on a runtime without WithCloseOnContextDone; when the
 // module cannot be instrumented the first compilation is kept, so the
 // module is still interruptible, only slower. interrupt reports whether
@@ -394,7 +394,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, writabl
 		return r, code, false, err
 	}
 	if validated && e.cfg.InstrumentLoops {
-		if iw, ierr := wasmrewrite.Instrument(wasm); ierr == nil {
+		if iw, ierr := rewrite(wasm); ierr == nil {
 			ri, rerr := e.runtime(ctx, pages, writable, false, interp)
 			if rerr != nil {
 				return nil, nil, false, rerr
@@ -417,7 +417,7 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, writabl
 	if code, err = e.compileOn(ctx, r, wasm, interp); err != nil || !e.cfg.InstrumentLoops {
 		return r, code, false, err
 	}
-	iw, ierr := wasmrewrite.Instrument(wasm)
+	iw, ierr := rewrite(wasm)
 	if ierr == nil {
 		ri, rerr := e.runtime(ctx, pages, writable, false, interp)
 		if rerr != nil {
@@ -434,6 +434,20 @@ func (e *Engine) compile(ctx context.Context, name string, pages uint32, writabl
 	}
 	e.log.Info("module not instrumented; wazero checks its deadline", "module", name, "reason", ierr)
 	return r, code, false, nil
+}
+
+// rewrite is what the host compiles in place of a module wazero validated,
+// with Config.InstrumentLoops: the module with its funcref tables filled by
+// code rather than by element segments wazero evaluates at every
+// instantiation (wasmrewrite.ElementsInCode; the module as it is when that
+// refuses it), then instrumented (wasmrewrite.Instrument). Both rewrites
+// ride on the one compilation of a rewritten module the instrumentation
+// already costs.
+func rewrite(wasm []byte) ([]byte, error) {
+	if w, err := wasmrewrite.ElementsInCode(wasm, wasmrewrite.ElementsInCodeMin); err == nil {
+		wasm = w
+	}
+	return wasmrewrite.Instrument(wasm)
 }
 
 // compileModule is r.CompileModule with the on-disk compiled code checked

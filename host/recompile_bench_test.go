@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"testing"
-
-	"github.com/wasmcp/wasmcp/internal/wasmrewrite"
 )
 
 // BenchmarkRecompileFromCache is what a call pays for a module whose code
@@ -54,7 +52,7 @@ func BenchmarkRecompileFromCache(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	iw, err := wasmrewrite.Instrument(prepared)
+	iw, err := rewrite(prepared)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +109,7 @@ func BenchmarkRecompileFromCache(b *testing.B) {
 	})
 	b.Run("instrument", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := wasmrewrite.Instrument(prepared); err != nil {
+			if _, err := rewrite(prepared); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -16,13 +16,16 @@ import (
 // stays acceptable once instrumented, and a module wazero refuses is
 // either refused by Instrument or still refused once instrumented (the
 // host only instruments validated modules, but the rewrite must never turn
-// an invalid module into a valid one). The seed corpus is
+// an invalid module into a valid one); and a module wazero accepts stays
+// acceptable once ElementsInCode moved its elements into code. The seed corpus is
 // testdata/fuzz/FuzzInstrument (the hostile battery's WAT guests) and the
 // modules added below.
 func FuzzInstrument(f *testing.F) {
 	f.Add(spinModule())
 	f.Add(spinModuleExporting(InterruptExport))
 	f.Add(globalsModule())
+	f.Add(tableModule{funcs: 3, tables: []tableType{{0x70, 3}, {0x70, 2}}, start: true,
+		elems: [][]byte{activeFuncs(0, 2, 1, 0), activeTableExprs(1, i32Expr(0), 1, -1)}}.encode())
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	f.Cleanup(func() { r.Close(ctx) })
@@ -37,6 +40,19 @@ func FuzzInstrument(f *testing.F) {
 		orig, oerr := r.CompileModule(ctx, wasm)
 		if oerr == nil {
 			orig.Close(ctx)
+			// ElementsInCode is given validated modules only (it comes
+			// before Instrument in the host); what it returns is valid.
+			moved, err := ElementsInCode(wasm, 0)
+			switch {
+			case err != nil && !errors.Is(err, ErrUnsupported):
+				t.Fatalf("ElementsInCode's error %v does not wrap ErrUnsupported", err)
+			case err == nil:
+				code, cerr := r.CompileModule(ctx, moved)
+				if cerr != nil {
+					t.Fatalf("a valid module is invalid once its elements are in code: %v", cerr)
+				}
+				code.Close(ctx)
+			}
 		}
 		out, err := Instrument(wasm)
 		if err != nil {
