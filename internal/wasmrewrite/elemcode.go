@@ -30,11 +30,17 @@ import (
 // then uses the module as it is. Segments of externref tables stay as
 // they are (wazero writes nulls for them). A module with no active funcref
 // segment, or whose active funcref segments hold fewer than min entries,
-// is returned as it is (see ElementsInCodeMin).
+// is returned as it is (see ElementsInCodeMin); one whose active funcref
+// segments hold more than ElementsInCodeMax entries is refused.
 //
 // Give it only modules wazero validated: it relies on their indices and
 // types being consistent.
 func ElementsInCode(wasm []byte, min int) ([]byte, error) {
+	return elementsInCode(wasm, min, ElementsInCodeMax)
+}
+
+// elementsInCode is ElementsInCode moving at most max entries.
+func elementsInCode(wasm []byte, min, max int) ([]byte, error) {
 	secs, err := Sections(wasm)
 	if err != nil {
 		return nil, err
@@ -46,7 +52,7 @@ func ElementsInCode(wasm []byte, min int) ([]byte, error) {
 	if m.elem < 0 {
 		return wasm, nil
 	}
-	elemBody, writes, moved, err := m.segments(secs[m.elem].Body)
+	elemBody, writes, moved, err := m.segments(secs[m.elem].Body, max)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +113,17 @@ func ElementsInCode(wasm []byte, min int) ([]byte, error) {
 // garbage the stack adds (BenchmarkElementsInCode). The QuickJS runner has
 // 420 entries, a Go module thousands, the C example guest 4.
 const ElementsInCodeMin = 256
+
+// ElementsInCodeMax is the most entries of active funcref segments
+// ElementsInCode moves; a module with more is refused (ErrUnsupported)
+// and keeps its segments. Each entry becomes about 9 bytes of one
+// function's code, and wazero's compile time grows faster than that
+// function: a 1 MB module with a million entries took 47 s and 7 GB of
+// allocations to compile once rewritten, 0.1 s as given; at the cap, 0.6
+// s against 0.06 s, for a function of about 150 KB, within Check's cap
+// on a function body (BenchmarkElementsInCodeCompile). The Go probe has
+// 2,436 entries.
+const ElementsInCodeMax = 16_384
 
 // elemModule is what ElementsInCode reads of a module.
 type elemModule struct {
@@ -214,8 +231,9 @@ type tableWrite struct {
 
 // segments reads the element section and returns it with its funcref
 // segments declarative (nil if there are none to change), the final
-// content of their tables and how many entries they hold.
-func (m *elemModule) segments(b []byte) ([]byte, []tableWrite, int, error) {
+// content of their tables and how many entries they hold; more than max
+// entries are refused.
+func (m *elemModule) segments(b []byte, max int) ([]byte, []tableWrite, int, error) {
 	r := &Reader{B: b}
 	n := r.U32()
 	out := AppendU32(make([]byte, 0, len(b)), n)
@@ -250,6 +268,11 @@ func (m *elemModule) segments(b []byte) ([]byte, []tableWrite, int, error) {
 		}
 		entriesAt := r.I
 		k := r.U32()
+		if active && kind == 0x70 && int(table) < len(m.tables) && m.tables[table].ref == 0x70 &&
+			uint64(moved)+uint64(k) > uint64(max) {
+			// Before reading entries a huge segment would take long to read.
+			return nil, nil, 0, fmt.Errorf("%w: active funcref segments of more than %d entries", ErrUnsupported, max)
+		}
 		var fns []int64
 		for j := uint32(0); j < k && r.Err == nil; j++ {
 			if flags&4 == 0 {

@@ -341,6 +341,26 @@ func TestElementsInCodeMin(t *testing.T) {
 	}
 }
 
+// ElementsInCode moves at most ElementsInCodeMax entries: the added
+// function passes Check's caps; one more entry and the module is refused
+// (a million entries took wazero 47 s and 7 GB to compile once rewritten).
+func TestElementsInCodeMax(t *testing.T) {
+	half := make([]uint32, ElementsInCodeMax/2)
+	m := tableModule{funcs: 1, tables: []tableType{{0x70, ElementsInCodeMax + 1}},
+		elems: [][]byte{activeFuncs(0, half...), activeFuncs(ElementsInCodeMax/2, half...)}}
+	out, err := ElementsInCode(m.encode(), ElementsInCodeMin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(out, DefaultCaps()); err != nil {
+		t.Fatalf("rewritten at the cap: %v", err)
+	}
+	m.elems = append(m.elems, activeFuncs(ElementsInCodeMax, 0))
+	if out, err := ElementsInCode(m.encode(), ElementsInCodeMin); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("%d entries: got %d bytes and error %v; want ErrUnsupported", ElementsInCodeMax+1, len(out), err)
+	}
+}
+
 // The start function ElementsInCode adds only writes tables (i32.const,
 // ref.func, table.set) and then calls the module's own start function if
 // it had one: no guest code runs before it did (a snapshot has none; its
@@ -444,6 +464,44 @@ func BenchmarkElementsInCode(b *testing.B) {
 				}
 			})
 			code.Close(ctx)
+		}
+	}
+}
+
+// BenchmarkElementsInCodeCompile compiles a module whose table holds n
+// functions, as it is and rewritten, side by side: what the rewrite adds
+// to a compilation at ElementsInCodeMax, and past it (one function
+// entered a million times, which ElementsInCode refuses):
+//
+//	go test ./internal/wasmrewrite -run '^$' -bench ElementsInCodeCompile -benchtime 1x -benchmem
+func BenchmarkElementsInCodeCompile(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct{ n, funcs int }{{ElementsInCodeMax, ElementsInCodeMax}, {1 << 20, 1}} {
+		m := tableModule{funcs: c.funcs, tables: []tableType{{0x70, uint64(c.n)}}}
+		fns := make([]uint32, c.n)
+		for i := range fns {
+			fns[i] = uint32(i % c.funcs)
+		}
+		m.elems = [][]byte{activeFuncs(0, fns...)}
+		wasm := m.encode()
+		out, err := elementsInCode(wasm, 0, c.n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, w := range []struct {
+			name string
+			wasm []byte
+		}{{"segments", wasm}, {"code", out}} {
+			b.Run(fmt.Sprintf("n=%d/%s", c.n, w.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+					if _, err := r.CompileModule(ctx, w.wasm); err != nil {
+						b.Fatal(err)
+					}
+					r.Close(ctx)
+				}
+			})
 		}
 	}
 }
