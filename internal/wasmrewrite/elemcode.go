@@ -31,12 +31,17 @@ import (
 // they are (wazero writes nulls for them). A module with no active funcref
 // segment, or whose active funcref segments hold fewer than min entries,
 // is returned as it is (see ElementsInCodeMin); one whose active funcref
-// segments hold more than ElementsInCodeMax entries is refused.
+// segments hold more than ElementsInCodeMax entries, or more than one per
+// ElementsInCodeBytes of the module, is refused.
 //
 // Give it only modules wazero validated: it relies on their indices and
 // types being consistent.
 func ElementsInCode(wasm []byte, min int) ([]byte, error) {
-	return elementsInCode(wasm, min, ElementsInCodeMax)
+	most := ElementsInCodeMax
+	if n := len(wasm) / ElementsInCodeBytes; n < most {
+		most = n
+	}
+	return elementsInCode(wasm, min, most)
 }
 
 // elementsInCode is ElementsInCode moving at most max entries.
@@ -124,6 +129,15 @@ const ElementsInCodeMin = 256
 // on a function body (BenchmarkElementsInCodeCompile). The Go probe has
 // 2,436 entries.
 const ElementsInCodeMax = 16_384
+
+// ElementsInCodeBytes is the fewest bytes of module per entry
+// ElementsInCode moves. Each entry becomes about 92 bytes of machine code,
+// which the host's code budget counts only as part of the module's size
+// (five times it): at one entry per 256 bytes the added code stays under
+// 0.4 times the module's size. The QuickJS runner has one entry per 2,122
+// bytes, the Go probe one per 1,600; a 16 KB module naming one function
+// 16,384 times had 1.5 MB of machine code against 82 KB counted.
+const ElementsInCodeBytes = 256
 
 // elemModule is what ElementsInCode reads of a module.
 type elemModule struct {

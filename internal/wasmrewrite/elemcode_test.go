@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 
@@ -192,7 +193,7 @@ func TestElementsInCodeSameTables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			wasm := m.encode()
 			want := tableContents(t, r, wasm, m)
-			out, err := ElementsInCode(wasm, 0)
+			out, err := elementsInCode(wasm, 0, math.MaxInt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +274,7 @@ func TestElementsInCodeRefuses(t *testing.T) {
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
-			out, err := ElementsInCode(m.encode(), 0)
+			out, err := elementsInCode(m.encode(), 0, math.MaxInt)
 			if !errors.Is(err, ErrUnsupported) {
 				t.Fatalf("got %d bytes and error %v; want an error wrapping ErrUnsupported", len(out), err)
 			}
@@ -333,22 +334,34 @@ func checkRewritten(t *testing.T, wasm []byte) {
 func TestElementsInCodeMin(t *testing.T) {
 	m := tableModule{funcs: 3, tables: []tableType{{0x70, 4}}, elems: [][]byte{activeFuncs(0, 2, 1), activeFuncs(2, 0)}}
 	wasm := m.encode()
-	if out, err := ElementsInCode(wasm, 4); err != nil || string(out) != string(wasm) {
+	if out, err := elementsInCode(wasm, 4, math.MaxInt); err != nil || string(out) != string(wasm) {
 		t.Fatalf("3 entries, min 4: changed (%v)", err)
 	}
-	if out, err := ElementsInCode(wasm, 3); err != nil || string(out) == string(wasm) {
+	if out, err := elementsInCode(wasm, 3, math.MaxInt); err != nil || string(out) == string(wasm) {
 		t.Fatalf("3 entries, min 3: unchanged (%v)", err)
 	}
 }
 
-// ElementsInCode moves at most ElementsInCodeMax entries: the added
-// function passes Check's caps; one more entry and the module is refused
-// (a million entries took wazero 47 s and 7 GB to compile once rewritten).
+// ElementsInCode moves at most ElementsInCodeMax entries, and at most one
+// per ElementsInCodeBytes of the module: the added function passes
+// Check's caps; one entry more, or a smaller module, and it is refused (a
+// million entries took wazero 72 s and 7.6 GB to compile once rewritten;
+// 16,384 in a 16 KB module, 1.5 MB of machine code).
 func TestElementsInCodeMax(t *testing.T) {
 	half := make([]uint32, ElementsInCodeMax/2)
 	m := tableModule{funcs: 1, tables: []tableType{{0x70, ElementsInCodeMax + 1}},
 		elems: [][]byte{activeFuncs(0, half...), activeFuncs(ElementsInCodeMax/2, half...)}}
-	out, err := ElementsInCode(m.encode(), ElementsInCodeMin)
+	// pad appends a custom section making wasm size bytes or a few more.
+	pad := func(wasm []byte, size int) []byte {
+		n := max(size-len(wasm), 0)
+		body := append(AppendName(nil, "pad"), make([]byte, n)...)
+		return append(append(append(wasm, SecCustom), AppendU32(nil, uint32(len(body)))...), body...)
+	}
+	small := m.encode()
+	if out, err := ElementsInCode(small, ElementsInCodeMin); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("%d entries in %d bytes: got %d bytes and error %v; want ErrUnsupported", ElementsInCodeMax, len(small), len(out), err)
+	}
+	out, err := ElementsInCode(pad(small, ElementsInCodeMax*ElementsInCodeBytes), ElementsInCodeMin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +369,7 @@ func TestElementsInCodeMax(t *testing.T) {
 		t.Fatalf("rewritten at the cap: %v", err)
 	}
 	m.elems = append(m.elems, activeFuncs(ElementsInCodeMax, 0))
-	if out, err := ElementsInCode(m.encode(), ElementsInCodeMin); !errors.Is(err, ErrUnsupported) {
+	if out, err := ElementsInCode(pad(m.encode(), 2*ElementsInCodeMax*ElementsInCodeBytes), ElementsInCodeMin); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("%d entries: got %d bytes and error %v; want ErrUnsupported", ElementsInCodeMax+1, len(out), err)
 	}
 }
@@ -370,7 +383,7 @@ func TestElementsInCodeStartOnlyFillsTables(t *testing.T) {
 		{funcs: 3, tables: []tableType{{0x70, 3}, {0x70, 2}}, elems: [][]byte{activeFuncs(0, 2, 1, 0), activeTableExprs(1, i32Expr(0), 1, -1)}},
 		{funcs: 3, tables: []tableType{{0x70, 3}}, start: true, elems: [][]byte{activeFuncs(0, 2, 1, 0)}},
 	} {
-		out, err := ElementsInCode(m.encode(), 0)
+		out, err := elementsInCode(m.encode(), 0, math.MaxInt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,7 +449,7 @@ func BenchmarkElementsInCode(b *testing.B) {
 		}
 		m.elems = [][]byte{activeFuncs(0, fns...)}
 		wasm := m.encode()
-		out, err := ElementsInCode(wasm, 0)
+		out, err := elementsInCode(wasm, 0, math.MaxInt)
 		if err != nil {
 			b.Fatal(err)
 		}

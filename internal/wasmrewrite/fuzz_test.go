@@ -3,6 +3,7 @@ package wasmrewrite
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -42,7 +43,7 @@ func FuzzInstrument(f *testing.F) {
 			orig.Close(ctx)
 			// ElementsInCode is given validated modules only (it comes
 			// before Instrument in the host); what it returns is valid.
-			moved, err := ElementsInCode(wasm, 0)
+			moved, err := elementsInCode(wasm, 0, math.MaxInt)
 			switch {
 			case err != nil && !errors.Is(err, ErrUnsupported):
 				t.Fatalf("ElementsInCode's error %v does not wrap ErrUnsupported", err)
