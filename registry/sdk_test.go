@@ -418,6 +418,7 @@ func BenchmarkScriptEchoSDK(b *testing.B) {
 	params := []byte(`{"name":"echo","arguments":{"text":"hello"}}`)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	for i := 0; i < b.N; i++ {
 		r, err := m.Call(context.Background(), abi.MethodToolsCall, params, nil)
 		if err != nil || r.Error != nil {
@@ -426,6 +427,9 @@ func BenchmarkScriptEchoSDK(b *testing.B) {
 		if i == 0 && !strings.Contains(string(r.Result), `"text":"hello"`) {
 			b.Fatalf("echo answered %s", r.Result)
 		}
+	}
+	if cpu > 0 {
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	}
 	b.ReportMetric(float64(m.Footprint().Snapshot), "snapshot-bytes")
 }
