@@ -22,6 +22,7 @@ type Caps struct {
 	Tags         uint32
 	Exports      uint32
 	ElemSegments uint32
+	ElemEntries  uint32 // the entries of all element segments together
 	DataSegments uint32
 	DataBytes    uint32 // the bytes of all data segments together
 	CodeBytes    uint32 // the code section: every function body together
@@ -63,6 +64,12 @@ func DefaultCaps() Caps {
 		Tags:         1_000_000,
 		Exports:      100_000,
 		ElemSegments: 10_000,
+		// wazero builds a function reference for every entry of a passive
+		// segment at each instantiation, in Go, outside the deadline and
+		// the memory budget: a 10 MB module of 10 M entries took 7.5 s
+		// and 861 MB per call. A million fills the largest table the host
+		// admits by default (host.Limits.TableElements).
+		ElemEntries:  1_000_000,
 		DataSegments: 100_000,
 		DataBytes:    64 << 20,
 		CodeBytes:    64 << 20,
@@ -402,6 +409,7 @@ func checkElements(r *Reader, c Caps, info *Info) error {
 	if n > c.ElemSegments {
 		return overCap("ElemSegments", "%d element segments; the limit is %d", n, c.ElemSegments)
 	}
+	var entries uint64
 	for i := uint32(0); i < n && r.Err == nil; i++ {
 		flags := r.U32()
 		if flags > 7 {
@@ -420,6 +428,9 @@ func checkElements(r *Reader, c Caps, info *Info) error {
 		k, err := vec(r, "elements")
 		if err != nil {
 			return err
+		}
+		if entries += uint64(k); entries > uint64(c.ElemEntries) {
+			return overCap("ElemEntries", "element segments of more than %d entries together", c.ElemEntries)
 		}
 		for ; k > 0 && r.Err == nil; k-- {
 			if flags&4 == 0 {

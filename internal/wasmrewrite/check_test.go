@@ -11,7 +11,7 @@ func TestCheckRefuses(t *testing.T) {
 		return append(append([]byte{id}, AppendU32(nil, uint32(len(body)))...), body...)
 	}
 	small := DefaultCaps()
-	small.Functions, small.Locals, small.DataBytes = 1, 10, 4
+	small.Functions, small.Locals, small.DataBytes, small.ElemEntries = 1, 10, 4, 3
 	tinyCode := DefaultCaps()
 	tinyCode.CodeBytes = 3
 	cases := []struct {
@@ -28,6 +28,7 @@ func TestCheckRefuses(t *testing.T) {
 		{"too many locals", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 4, 1, 11, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
 		{"locals summing past the cap", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 6, 2, 6, 0x7F, 6, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
 		{"code section too large", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x0B)...), tinyCode, ErrOverCap, "the code section is 4 bytes; the limit is 3"},
+		{"element entries past the cap", append([]byte(Header), sec(SecElement, 2, 1, 0, 2, 0, 0, 1, 0, 2, 0, 0)...), small, ErrOverCap, "element segments of more than 3 entries together"},
 		{"data past the cap", append([]byte(Header), sec(SecData, 2, 1, 3, 'a', 'b', 'c', 1, 2, 'd', 'e')...), small, ErrOverCap, "data segments of more than 4 bytes together"},
 		{"unbalanced body", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x01)...), DefaultCaps(), ErrUnsupported, "ends inside a block"},
 		{"sections out of order", append(append([]byte(Header), sec(SecFunction, 0)...), sec(SecType, 0)...), DefaultCaps(), ErrUnsupported, "out of order"},
@@ -46,6 +47,31 @@ func TestCheckRefuses(t *testing.T) {
 	for i, m := range [][]byte{spinModule(), globalsModule(), nestedModule(9_999, 0x02), nestedModule(1_000, 0x03)} {
 		if _, err := Check(m, DefaultCaps()); err != nil {
 			t.Errorf("module %d: %v", i, err)
+		}
+	}
+}
+
+// A passive segment's entries are built at every instantiation, in Go:
+// a 10 MB module of 10 M entries cost 7.5 s and 861 MB per call. The
+// default cap admits a million entries, the largest default table.
+func TestCheckElemEntries(t *testing.T) {
+	passive := func(n uint32) []byte {
+		return append(AppendU32([]byte{1, 0}, n), make([]byte, n)...)
+	}
+	caps := DefaultCaps()
+	for _, c := range []struct {
+		segs [][]byte
+		ok   bool
+	}{
+		{[][]byte{passive(caps.ElemEntries)}, true},
+		{[][]byte{passive(caps.ElemEntries / 2), passive(caps.ElemEntries/2 + 1)}, false},
+		{[][]byte{passive(10 * caps.ElemEntries)}, false},
+	} {
+		wasm := tableModule{funcs: 1, tables: []tableType{{0x70, 1}}, elems: c.segs}.encode()
+		_, err := Check(wasm, caps)
+		var over *OverCapError
+		if c.ok && err != nil || !c.ok && (!errors.As(err, &over) || over.Cap != "ElemEntries") {
+			t.Errorf("%d bytes, %d segments: got %v, want refused %v", len(wasm), len(c.segs), err, !c.ok)
 		}
 	}
 }
