@@ -259,6 +259,19 @@ func (m *Module) callWith(ctx context.Context, code *compiled, method string, pa
 			}
 		}
 	}
+	if start := code.start(mod); start != nil {
+		// The module's start function, which the instrumentation moved
+		// out of instantiation so that the deadline can stop it (the flag
+		// is armed above); nothing else has run in the instance yet.
+		if _, err := start.Call(c.ctx); err != nil {
+			cancel(errAnswered)
+			_ = mod.Close(context.Background())
+			if cause := context.Cause(tctx); cause != nil && !errors.Is(cause, errAnswered) {
+				return c.outcome(err, nil)
+			}
+			return nil, &GuestError{Module: m.name, Kind: KindTrap, Msg: "could not be instantiated: its start function failed: " + trimTrap(err.Error()), Err: err}
+		}
+	}
 	if state := code.snap.state; state != nil {
 		if err := applyState(mod, state); err != nil {
 			if be := mem.budgetError(m.name); be != nil {

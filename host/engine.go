@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
@@ -356,6 +357,19 @@ func (e *Engine) Close(ctx context.Context) error {
 // interruptExport is the global an instrumented module exports: a call sets
 // it when its context ends and the module's loops trap.
 const interruptExport = wasmrewrite.InterruptExport
+
+// startExport is an instrumented module's start function, which a call
+// runs once the stop flag is armed (wasmrewrite.Instrument).
+const startExport = wasmrewrite.StartExport
+
+// start returns the start function an instrumented module's instance
+// must run first (startExport), or nil.
+func (c *compiled) start(mod api.Module) api.Function {
+	if !c.interrupt {
+		return nil
+	}
+	return mod.ExportedFunction(startExport)
+}
 
 // compile compiles wasm on the runtime for its memory cap that closes
 // instances when their context ends. With Config.InstrumentLoops it then

@@ -136,3 +136,75 @@ func TestInstrumentationIsOffByDefault(t *testing.T) {
 func appendU32(b []byte, v uint32) []byte { return wasmrewrite.AppendU32(b, v) }
 
 func appendName(b []byte, s string) []byte { return wasmrewrite.AppendName(b, s) }
+
+// spinStartModule is spinModule with its loop in the start section and a
+// table of entries filled by an active segment, padded past
+// entries*ElementsInCodeBytes: from ElementsInCodeMin entries the host
+// moves the fill into an added start function that calls the spinning one.
+func spinStartModule(entries int) []byte {
+	sec := func(id byte, body ...byte) []byte {
+		return append(append([]byte{id}, appendU32(nil, uint32(len(body)))...), body...)
+	}
+
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = append(m, sec(1, 1, 0x60, 0, 0)...)                                                     // type: () -> ()
+	m = append(m, sec(3, 2, 0, 0)...)                                                           // function 0 spins, 1 is _start
+	m = append(m, sec(4, append([]byte{1, 0x70, 0}, appendU32(nil, uint32(entries))...)...)...) // funcref table, min entries
+	m = append(m, sec(5, 1, 0, 1)...)
+	exports := []byte{2}
+	exports = append(appendName(exports, "_start"), 0x00, 1)
+	exports = append(appendName(exports, "memory"), 0x02, 0)
+	m = append(m, sec(7, exports...)...)
+	m = append(m, sec(8, 0)...) // start: function 0
+	elem := append([]byte{1, 0, 0x41, 0, 0x0B}, appendU32(nil, uint32(entries))...)
+	for range entries {
+		elem = append(elem, 1)
+	}
+	m = append(m, sec(9, elem...)...)
+	spin := []byte{0, 0x03, 0x40, 0x0C, 0, 0x0B, 0x0B} // loop; br 0; end; end
+	nop := []byte{0, 0x0B}
+	code := append([]byte{2, byte(len(spin))}, spin...)
+	code = append(append(code, byte(len(nop))), nop...)
+	m = append(m, sec(10, code...)...)
+	desc := `{"abiVersion":1,"name":"spin","version":"1","tools":[{"name":"spin","inputSchema":{"type":"object"}}]}`
+	m = append(m, sec(0, append(appendName(nil, "wasmcp.describe"), desc...)...)...)
+	return append(m, sec(0, append(appendName(nil, "pad"), make([]byte, entries*wasmrewrite.ElementsInCodeBytes)...)...)...)
+}
+
+// A start function that spins stops at the deadline, instrumented or not,
+// with the table fill the host moves into code (300 entries) or not (10).
+// The stop flag can be set only once instantiation returned: a start
+// section that spun inside it ran on forever (Instrument now exports it).
+func TestSpinningStartFunctionStopsAtDeadline(t *testing.T) {
+	if _, err := wasmrewrite.ElementsInCode(spinStartModule(300), wasmrewrite.ElementsInCodeMin); err != nil {
+		t.Fatalf("the table fill is not moved into code: %v", err)
+	}
+	for _, entries := range []int{10, 300} {
+		for _, instrument := range []bool{false, true} {
+			e := newEngine(t, Limits{Timeout: 300 * time.Millisecond})
+			if instrument {
+				e = instrumentingEngine(t, Limits{Timeout: 300 * time.Millisecond})
+			}
+			m, err := e.Load(context.Background(), "spin", spinStartModule(entries), Policy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.instrumented() != instrument {
+				t.Fatalf("instrumented %v, want %v", m.instrumented(), instrument)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Call(context.Background(), "tools/call", []byte(`{"name":"spin"}`), nil)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !IsKind(err, KindLimit) {
+					t.Fatalf("entries %d, instrumented %v: got %v, want the deadline error", entries, instrument, err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("entries %d, instrumented %v: a spinning start function outlived its 300ms deadline by 20s", entries, instrument)
+			}
+		}
+	}
+}

@@ -17,6 +17,13 @@ import "fmt"
 // and a branch in the compiled code. The second global counts loop
 // iterations down to the next yield (see YieldEvery).
 //
+// The stop flag can be set only once instantiation has returned the
+// instance, so no guest code may run before: a start function that spins
+// would never stop. Instrument removes the start section and exports its
+// function as StartExport instead; whoever instantiates the module calls
+// that export first (the host does, with the flag armed), before anything
+// else runs in the instance, as the start section would have.
+//
 // A module Instrument does not understand (an opcode outside the proposals
 // wazero implements, an export already named InterruptExport) is refused
 // with an error wrapping ErrUnsupported.
@@ -27,8 +34,14 @@ func Instrument(wasm []byte) ([]byte, error) {
 	}
 	var importedGlobals, definedGlobals uint32
 	hasGlobal, hasExport, hasMemory := false, false, false
+	start := int64(-1)
 	for _, s := range secs {
 		switch s.ID {
+		case SecStart:
+			sr := &Reader{B: s.Body}
+			if start = int64(sr.U32()); sr.Err != nil {
+				return nil, sr.Err
+			}
 		case SecImport:
 			imps, err := readImports(s.Body)
 			if err != nil {
@@ -71,6 +84,12 @@ func Instrument(wasm []byte) ([]byte, error) {
 	ourExport := AppendName(nil, InterruptExport)
 	ourExport = append(ourExport, 0x03)
 	ourExport = AppendU32(ourExport, idx)
+	exports := uint32(1)
+	if start >= 0 {
+		ourExport = append(AppendName(ourExport, StartExport), 0x00)
+		ourExport = AppendU32(ourExport, uint32(start))
+		exports++
+	}
 	// The sections Instrument adds go after the last known section, before
 	// any custom sections that end the module, so that every section keeps
 	// its neighbours (a decoder that reads a trailing custom section to the
@@ -88,7 +107,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 				hasGlobal = true
 			}
 			if !hasExport && before(SecExport, s.ID) {
-				enc.Section(SecExport, append([]byte{1}, ourExport...))
+				enc.Section(SecExport, append(AppendU32(nil, exports), ourExport...))
 				hasExport = true
 			}
 		}
@@ -100,11 +119,13 @@ func Instrument(wasm []byte) ([]byte, error) {
 			body = append(body, s.Body[sr.I:]...)
 			enc.Section(SecGlobal, append(body, ourGlobal...))
 		case SecExport:
-			body, err := addExport(s.Body, ourExport, idx)
+			body, err := addExport(s.Body, ourExport, exports, idx)
 			if err != nil {
 				return nil, err
 			}
 			enc.Section(SecExport, body)
+		case SecStart:
+			// Exported as StartExport.
 		case SecCode:
 			body, err := instrumentCode(s.Body, check, idx)
 			if err != nil {
@@ -120,7 +141,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 				hasGlobal = true
 			}
 			if !hasExport {
-				enc.Section(SecExport, append([]byte{1}, ourExport...))
+				enc.Section(SecExport, append(AppendU32(nil, exports), ourExport...))
 				hasExport = true
 			}
 		}
@@ -129,7 +150,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 		enc.Section(SecGlobal, append([]byte{2}, ourGlobal...))
 	}
 	if !hasExport {
-		enc.Section(SecExport, append([]byte{1}, ourExport...))
+		enc.Section(SecExport, append(AppendU32(nil, exports), ourExport...))
 	}
 	return enc.Bytes(), nil
 }
@@ -137,6 +158,10 @@ func Instrument(wasm []byte) ([]byte, error) {
 // InterruptExport is the name of the global Instrument adds: setting it to
 // a non-zero value makes the instance trap at its next loop header.
 const InterruptExport = "wasmcp.interrupt"
+
+// StartExport is the name under which Instrument exports the module's
+// start function, in place of its start section.
+const StartExport = "wasmcp.start"
 
 // YieldEvery is how many loop iterations run between two exits of the
 // compiled code into Go (memory.grow 0). The Go runtime cannot preempt
@@ -164,16 +189,16 @@ func loopCheck(stop uint32) []byte {
 	return b
 }
 
-// addExport appends an export entry, refusing a module that already has
-// an export of that name, or exports a global it does not have (one of
-// globals or more: the rewrite would make it the stop flag).
-func addExport(b, entry []byte, globals uint32) ([]byte, error) {
+// addExport appends k export entries, refusing a module that already has
+// an export of the names Instrument adds, or exports a global it does not
+// have (one of globals or more: the rewrite would make it the stop flag).
+func addExport(b, entries []byte, k, globals uint32) ([]byte, error) {
 	r := &Reader{B: b}
 	n := r.U32()
 	start := r.I
 	for i := uint32(0); i < n && r.Err == nil; i++ {
-		if r.Name() == InterruptExport {
-			return nil, fmt.Errorf("%w: it exports %s itself", ErrUnsupported, InterruptExport)
+		if name := r.Name(); name == InterruptExport || name == StartExport {
+			return nil, fmt.Errorf("%w: it exports %s itself", ErrUnsupported, name)
 		}
 		if kind, idx := r.Byte(), r.U32(); kind == ImportGlobal && idx >= globals && r.Err == nil {
 			return nil, fmt.Errorf("%w: it exports global %d, which it does not have", ErrUnsupported, idx)
@@ -182,9 +207,9 @@ func addExport(b, entry []byte, globals uint32) ([]byte, error) {
 	if r.Err != nil {
 		return nil, r.Err
 	}
-	out := AppendU32(nil, n+1)
+	out := AppendU32(nil, n+k)
 	out = append(out, b[start:]...)
-	return append(out, entry...), nil
+	return append(out, entries...), nil
 }
 
 // instrumentCode rewrites a code section, inserting check after the block

@@ -68,6 +68,10 @@ func TestInstrumentRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exports "+InterruptExport) {
 		t.Fatalf("instrumented a module that exports the interrupt name (%v)", err)
 	}
+	_, err = Instrument(spinModuleExporting(StartExport))
+	if err == nil || !strings.Contains(err.Error(), "exports "+StartExport) {
+		t.Fatalf("instrumented a module that exports the start name (%v)", err)
+	}
 	// An opcode outside wazero's proposals (0x06, try) is refused too.
 	if _, err := instrumentBody(nil, []byte{0, 0x06, 0x40, 0x0B, 0x0B}, []byte{0x01}, 0); err == nil {
 		t.Fatal("instrumented an unknown opcode")
@@ -75,5 +79,42 @@ func TestInstrumentRefuses(t *testing.T) {
 	// A body naming a global the module does not have.
 	if _, err := instrumentBody(nil, []byte{0, 0x23, 0x00, 0x1A, 0x0B}, []byte{0x01}, 0); err == nil {
 		t.Fatal("instrumented a body naming a missing global")
+	}
+}
+
+// A start section would run inside instantiation, before the stop flag
+// can be set: Instrument removes it and exports its function as
+// StartExport; a module without one gets no such export.
+func TestInstrumentExportsTheStartFunction(t *testing.T) {
+	m := tableModule{funcs: 3, tables: []tableType{{0x70, 3}}, start: true, elems: [][]byte{activeFuncs(0, 2, 1, 0)}}
+	for _, start := range []bool{false, true} {
+		m.start = start
+		out, err := Instrument(m.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs, err := Sections(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exported int64 = -1
+		for _, s := range secs {
+			if s.ID == SecStart {
+				t.Fatal("the start section is still there")
+			}
+			if s.ID == SecExport {
+				r := &Reader{B: s.Body}
+				for n := r.U32(); n > 0 && r.Err == nil; n-- {
+					name, kind, idx := r.Name(), r.Byte(), r.U32()
+					if name == StartExport && kind == 0x00 {
+						exported = int64(idx)
+					}
+				}
+			}
+		}
+		// The start function is the last one tableModule defines.
+		if want := map[bool]int64{false: -1, true: int64(m.funcs + len(m.tables))}[start]; exported != want {
+			t.Fatalf("start %v: %s exports function %d, want %d", start, StartExport, exported, want)
+		}
 	}
 }
