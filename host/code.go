@@ -61,6 +61,15 @@ type compiled struct {
 	retired   bool                // replaced by the compiled tier: closed by the last call's release
 	ios       callIOs             // module configs for its instances, reused (callio.go)
 	image     *imagePool          // a snapshot's memories, kept dirty only where its data segments write (memory.go); nil: none
+	room      *loadRoom           // the room its build took in the code budget, until the code is counted (codeBudget.added) or closed
+}
+
+// closeBuilt closes code that was built but never counted in the code
+// budget (its load failed, or another code took its place), giving back
+// the room its build took.
+func (c *compiled) closeBuilt(ctx context.Context) {
+	c.room.release()
+	_ = c.code.Close(ctx)
 }
 
 // codeCost estimates what a compiled module keeps resident: wazero keeps
@@ -285,7 +294,7 @@ func (m *Module) compileCode(f *flight, wasm []byte) {
 	s.mu.Unlock()
 	switch {
 	case c != nil && closed:
-		_ = c.code.Close(context.Background())
+		c.closeBuilt(context.Background())
 	case c != nil && t == tierInterp:
 		s.reactor.Store(c.reactor)
 		e.code.added(m, c)
@@ -431,14 +440,24 @@ func (m *Module) Close(ctx context.Context) error {
 type codeBudget struct {
 	limit   int64 // NoCodeBudget: unbounded
 	log     func(msg string, args ...any)
-	collect func() // runtime.GC; tests count its calls
+	waitLog func(msg string, args ...any) // a load that waits for room
+	collect func()                        // runtime.GC; tests count its calls
 
 	closedSince atomic.Int64 // bytes of code closed since the last collection started
 	collecting  atomic.Bool
+	waiting     atomic.Int32 // loads waiting for room (reserve)
 
 	mu   sync.Mutex
 	used int64
-	mods map[*Module]codeRef
+	// loading is the room the loads' work under way has taken (reserve):
+	// builds until their code is counted in used, snapshot start-ups
+	// until they end. used+loading stays within limit but for one load
+	// at a time (reserve).
+	loading int64
+	peak    int64         // the most used+loading has been once a load took its room, or its code was counted and trimmed
+	waited  int64         // loads that waited for room
+	freed   chan struct{} // closed when room may have come free; nil while no load waits
+	mods    map[*Module]codeRef
 	// refs counts, by code identity, the modules holding that code: code
 	// several modules share (scripts on one runner, split snapshots) is
 	// one copy of machine code, counted once.
@@ -466,7 +485,101 @@ func newCodeBudget(limit int64, log func(string, ...any)) *codeBudget {
 	if limit == 0 {
 		limit = DefaultCodeMemory
 	}
-	return &codeBudget{limit: limit, log: log, collect: runtime.GC, mods: map[*Module]codeRef{}, refs: map[string]int{}}
+	return &codeBudget{limit: limit, log: log, waitLog: log, collect: runtime.GC, mods: map[*Module]codeRef{}, refs: map[string]int{}}
+}
+
+// A load's work takes room in the code budget before it starts, once it
+// has its slot (of the compilation pools, or of the start-up lanes): a
+// compilation holds what its code will keep (codeCostFor) until the code
+// is counted, a snapshot's start-up its interpreted code until it ends.
+// Neither was counted before, and thirty Go reactors loading at once held
+// 630 MiB of it beside the 512 MiB budget. A load waits, as long as its
+// context lasts, until its room fits beside
+// the code counted and the other loads' room, the least recently called
+// idle code being closed to make room; it never fails for want of room,
+// and one load at a time is admitted whatever it needs (a module larger
+// than the budget, or code that running calls hold), so every load ends.
+
+// loadRoom is the room one load's work holds in the code budget.
+type loadRoom struct {
+	b    *codeBudget
+	n    int64 // guarded by b.mu
+	done bool  // guarded by b.mu
+}
+
+// reserve waits for n bytes of room for module's load and takes them.
+func (b *codeBudget) reserve(ctx context.Context, module string, n int64) (*loadRoom, error) {
+	if b.limit < 0 {
+		return nil, nil
+	}
+	logged := false
+	for {
+		b.trimTo(nil, n)
+		b.mu.Lock()
+		if b.loading == 0 || b.used+b.loading+n <= b.limit {
+			b.loading += n
+			b.peak = max(b.peak, b.used+b.loading)
+			if logged {
+				b.waited++
+			}
+			b.mu.Unlock()
+			return &loadRoom{b: b, n: n}, nil
+		}
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		freed := b.freed
+		used, loading := b.used, b.loading
+		b.waiting.Add(1) // before the lock goes: a call ending from now on wakes it
+		b.mu.Unlock()
+		if !logged {
+			logged = true
+			b.waitLog("module waits for room in the code budget to load (--code-memory)", "module", module,
+				"needs", FormatBytes(n), "code", FormatBytes(used), "loading", FormatBytes(loading), "budget", FormatBytes(b.limit))
+		}
+		select {
+		case <-freed:
+			b.waiting.Add(-1)
+		case <-ctx.Done():
+			b.waiting.Add(-1)
+			return nil, fmt.Errorf("waiting for room in the code budget to load: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// wakeLocked wakes the loads waiting for room. b.mu is held.
+func (b *codeBudget) wakeLocked() {
+	if b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
+}
+
+// release gives the room back; later calls do nothing.
+func (r *loadRoom) release() {
+	if r == nil {
+		return
+	}
+	r.b.mu.Lock()
+	r.releaseLocked()
+	r.b.mu.Unlock()
+}
+
+func (r *loadRoom) releaseLocked() {
+	if r.done {
+		return
+	}
+	r.done = true
+	r.b.loading -= r.n
+	r.b.wakeLocked()
+}
+
+// loadStats returns the most code and load room the budget has held
+// together, and the loads that waited for room.
+func (b *codeBudget) loadStats() (peak, waited int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak, b.waited
 }
 
 // closed records code of size bytes closed by the budget and starts a
@@ -493,8 +606,14 @@ func (b *codeBudget) added(m *Module, c *compiled) {
 		b.used += r.size
 	}
 	b.refs[r.key]++
+	if c.room != nil && c.room.b == b {
+		c.room.releaseLocked() // the code is counted now: its build's room goes back
+	}
 	b.mu.Unlock()
 	b.trim(m)
+	b.mu.Lock()
+	b.peak = max(b.peak, b.used+b.loading) // once idle code is closed
+	b.mu.Unlock()
 }
 
 // removed stops counting m's code.
@@ -515,6 +634,7 @@ func (b *codeBudget) dropLocked(m *Module) {
 	if b.refs[r.key]--; b.refs[r.key] <= 0 {
 		delete(b.refs, r.key)
 		b.used -= r.size
+		b.wakeLocked()
 	}
 }
 
@@ -525,11 +645,23 @@ func (b *codeBudget) usage() (used, limit int64) {
 	return b.used, b.limit
 }
 
-// trim closes least recently called code until the budget holds, never
-// keep's and never code a call runs on.
+// trim closes least recently called code until the budget holds the
+// code and the loads' room, never keep's and never code a call runs on.
+// A load waiting for room is woken: the call that ended (trim runs at the
+// end of every call) may have left code it can close.
 func (b *codeBudget) trim(keep *Module) {
+	if b.waiting.Load() > 0 {
+		b.mu.Lock()
+		b.wakeLocked()
+		b.mu.Unlock()
+	}
+	b.trimTo(keep, 0)
+}
+
+// trimTo is trim leaving extra bytes of room besides, without waking.
+func (b *codeBudget) trimTo(keep *Module, extra int64) {
 	b.mu.Lock()
-	if b.limit < 0 || b.used <= b.limit {
+	if b.limit < 0 || b.used+b.loading+extra <= b.limit {
 		b.mu.Unlock()
 		return
 	}
@@ -545,7 +677,7 @@ func (b *codeBudget) trim(keep *Module) {
 	})
 	for _, m := range cands {
 		b.mu.Lock()
-		over := b.used > b.limit
+		over := b.used+b.loading+extra > b.limit
 		b.mu.Unlock()
 		if !over {
 			return
@@ -601,4 +733,25 @@ func (e *Engine) slowLog(name string) (done func()) {
 		t.Stop()
 		mu.Unlock()
 	}
+}
+
+// MemoryMargin is what the process is given above its budgets in
+// Engine.MemoryCeiling: the Go heap's slack between collections, the
+// host's own buffers, and the process's base.
+const MemoryMargin = 256 << 20
+
+// MemoryCeiling is the memory the process is meant to hold now: the code
+// budget (its code and the loads' room), what the memory budget holds
+// (the running instances, describe runs included) and MemoryMargin; 0
+// when either budget is unbounded. wasmcp serve keeps the Go memory
+// limit at it (internal/heapfloor's Ceiling), so that the heap's growth
+// between collections does not double what the budgets bound.
+func (e *Engine) MemoryCeiling() int64 {
+	if e.mem == nil || e.code.limit < 0 {
+		return 0
+	}
+	e.mem.mu.Lock()
+	used := e.mem.used
+	e.mem.mu.Unlock()
+	return e.code.limit + used + MemoryMargin
 }

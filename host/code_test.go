@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -355,4 +356,84 @@ func openTwo(t *testing.T, e *Engine) (a, b *Module) {
 		ms[i] = m
 	}
 	return ms[0], ms[1]
+}
+
+// TestLoadsWaitForRoomInTheCodeBudget loads more modules at once than the
+// code budget has room for: each load's build takes its room before it
+// starts, so the code counted and the loads' room never pass the budget;
+// the loads beyond it wait their turn, and every one loads.
+func TestLoadsWaitForRoomInTheCodeBudget(t *testing.T) {
+	skipLongInShort(t)
+	size := codeCost(probeWasm)
+	const k = 6
+	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, Compilations: k, CodeMemory: 2*size + size/2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	e.beforeBuild = func(string, tier) error {
+		time.Sleep(100 * time.Millisecond) // the loads overlap
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, k)
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Loaded as Open loads a new module: its code can be
+			// compiled again, so the budget may close it.
+			src, _ := countingSource(probeWasm)
+			if _, err := e.load(context.Background(), fmt.Sprintf("probe%d", i), probeWasm, "", Policy{}, src); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a load failed for want of room (it must wait): %v", err)
+	}
+	peak, waited := e.code.loadStats()
+	_, limit := e.CodeMemory()
+	if peak > limit || waited == 0 {
+		t.Fatalf("code and loads' room peaked at %d of a budget of %d, %d loads waited; want within the budget, some waiting", peak, limit, waited)
+	}
+	e.code.mu.Lock()
+	loading := e.code.loading
+	e.code.mu.Unlock()
+	if loading != 0 {
+		t.Fatalf("%d bytes of room still taken after every load ended", loading)
+	}
+}
+
+// TestLoadLargerThanTheCodeBudgetLoads: a module whose load needs more
+// room than the whole budget waits for the other loads to end, then
+// loads alone; none fails.
+func TestLoadLargerThanTheCodeBudgetLoads(t *testing.T) {
+	skipLongInShort(t)
+	e, err := NewEngine(Config{CacheDir: testCache, Logger: quietLogger, Compilations: 3, CodeMemory: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Load(context.Background(), fmt.Sprintf("probe%d", i), probeWasm, Policy{}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, waited := e.code.loadStats(); waited == 0 {
+		t.Fatal("no load waited: want them one at a time")
+	}
 }

@@ -195,6 +195,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		starts: newStartLanes(cfg.Compilations), ipool: make(compilePool, cfg.Compilations),
 		bgPool: make(compilePool, max(1, cfg.Compilations/2))}
 	e.islots = make(chan struct{}, interpSlots(cap(e.bgPool)))
+	e.code.waitLog = cfg.Logger.Info
 	e.loadCeil.Store(int64(cfg.LoadCeiling))
 	e.snapRetry = snapshotRetryFirst
 	switch cfg.CacheDir {

@@ -292,7 +292,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 	ok := false
 	defer func() {
 		if !ok {
-			_ = c.code.Close(context.Background())
+			c.closeBuilt(context.Background())
 		}
 	}()
 	desc, size, err := m.describe(ctx, c)
@@ -300,7 +300,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, hash string
 		// Too slow on the interpreter (its describe deadline, on a busy
 		// machine): the compiled code decides, as without the tier.
 		e.log.Info("module's describe run too slow on the interpreter; compiling it first", "module", name, "reason", err.Error())
-		_ = c.code.Close(context.Background())
+		c.closeBuilt(context.Background())
 		if c, err = e.build(ctx, m, wasm, tierCompiled); err != nil {
 			ok = true // nothing left to close
 			return nil, err
@@ -350,17 +350,17 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 		return nil, fail("%v", err)
 	}
 	x, err := e.compileInPool(ctx, m, wasm, t)
-	if err != nil {
-		return nil, err
-	}
-	r, code, interrupt, err := x.r, x.code, x.interrupt, x.err
-	if r == nil {
-		return nil, err
+	if err == nil && (x.r == nil || x.err != nil) {
+		err = x.err
 	}
 	if err != nil {
+		x.room.release()
+		if x.r == nil {
+			return nil, err
+		}
 		return nil, fail("does not compile: %v", err)
 	}
-	c := &compiled{runtime: r, code: code, interrupt: interrupt, size: codeCostFor(wasm, t), cost: cost, snap: x.snap, validated: x.id, tier: t}
+	c := &compiled{runtime: x.r, code: x.code, interrupt: x.interrupt, size: codeCostFor(wasm, t), cost: cost, snap: x.snap, validated: x.id, tier: t, room: x.room}
 	if x.snap.used {
 		c.base = m.snapBase.WithNanotime(snapshotClock(x.snap.clock), 1)
 		if x.snap.data != nil {
@@ -374,7 +374,7 @@ func (e *Engine) build(ctx context.Context, m *Module, wasm []byte, t tier) (*co
 		}
 	}
 	if err := e.checkCompiled(c, info, m.policy.Limits); err != nil {
-		_ = code.Close(ctx)
+		c.closeBuilt(ctx)
 		return nil, fail("%v", err)
 	}
 	return c, nil
@@ -388,6 +388,7 @@ type buildResult struct {
 	err       error
 	snap      snapshot
 	id        string
+	room      *loadRoom // the code's room in the code budget (compileSnapshot)
 }
 
 // compileInPool compiles wasm (with its snapshot, compileSnapshot) in a
@@ -408,7 +409,7 @@ func (e *Engine) compileInPool(ctx context.Context, m *Module, wasm []byte, t ti
 			x.err = e.beforeBuild(name, t)
 		}
 		if x.err == nil {
-			x.r, x.code, x.interrupt, x.snap, x.id, x.err = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated, t == tierInterp)
+			x = e.compileSnapshot(ctx, context.WithoutCancel(ctx), m, wasm, validated, t == tierInterp)
 		}
 		e.built.Add(1)
 		ch <- x
@@ -418,7 +419,9 @@ func (e *Engine) compileInPool(ctx context.Context, m *Module, wasm []byte, t ti
 		return x, nil
 	case <-ctx.Done():
 		go func() {
-			if x := <-ch; x.code != nil {
+			x := <-ch
+			x.room.release()
+			if x.code != nil {
 				_ = x.code.Close(context.Background())
 			}
 		}()

@@ -283,7 +283,15 @@ func (e *Engine) snapshotOf(wait, ctx context.Context, m *Module, wasm []byte) (
 	if err != nil {
 		return nil, snapshot{}, err
 	}
+	// The start-up's interpreted code takes its room in the code budget
+	// (code.go) once it has its lane, until it ends.
+	room, err := e.code.reserve(wait, m.name, codeCostFor(wasm, tierInterp))
+	if err != nil {
+		release()
+		return nil, snapshot{}, err
+	}
 	snap, clock, err := e.takeSnapshot(ctx, m, wasm, release)
+	room.release()
 	if err != nil {
 		return nil, snapshot{}, err
 	}
@@ -518,8 +526,16 @@ func (w *startupLog) Write(p []byte) (int, error) {
 //
 // Waiting for a slot (of the compilation pool, or of the pool of
 // start-up runs) ends with wait; the work itself runs under ctx.
-func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []byte, validated string, interp bool) (wazero.Runtime, wazero.CompiledModule, bool, snapshot, string, error) {
+//
+// The code takes its room in the code budget (code.go), codeCostFor the
+// prepared module, once it has its slot; the room comes back in
+// buildResult.room, held until the code is counted or closed.
+func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []byte, validated string, interp bool) (x buildResult) {
 	pages := m.policy.Limits.memoryPages()
+	t := tierCompiled
+	if interp {
+		t = tierInterp
+	}
 	compile := func(w []byte, validated bool) (wazero.Runtime, wazero.CompiledModule, bool, error) {
 		pool := e.pool
 		switch {
@@ -529,14 +545,26 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 			// they serve).
 			pool = e.ipool
 		case ctx.Value(backgroundBuild{}) != nil:
-			pool = e.bgPool
+			pool = nil // its slot of bgPool is held already (Module.upgrade)
 		}
-		release, err := pool.acquire(wait)
+		if pool != nil {
+			release, err := pool.acquire(wait)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			defer release()
+		}
+		room, err := e.code.reserve(wait, m.name, codeCostFor(wasm, t))
 		if err != nil {
 			return nil, nil, false, err
 		}
-		defer release()
-		return e.compile(ctx, m.name, pages, m.mounts != nil, w, validated, interp)
+		r, code, interrupt, err := e.compile(ctx, m.name, pages, m.mounts != nil, w, validated, interp)
+		if code == nil {
+			room.release()
+		} else {
+			x.room = room
+		}
+		return r, code, interrupt, err
 	}
 	want, why := wantsSnapshot(wasm, m.policy)
 	var snap snapshot
@@ -565,10 +593,12 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 				}
 				e.log.Info("module runs from a snapshot", "module", m.name, "cached", info.cached,
 					"snapshot", FormatBytes(int64(len(s))), "took", info.took.Round(time.Millisecond), "shared_code", split != nil)
-				return r, code, interrupt, info, id, nil
+				x.r, x.code, x.interrupt, x.snap, x.id = r, code, interrupt, info, id
+				return x
 			}
 			if r == nil {
-				return nil, nil, false, snapshot{}, "", cerr
+				x.err = cerr
+				return x
 			}
 			err = fmt.Errorf("the snapshot does not compile: %w", cerr)
 		}
@@ -585,9 +615,10 @@ func (e *Engine) compileSnapshot(wait, ctx context.Context, m *Module, wasm []by
 		}
 		e.log.Log(ctx, level, "module runs without a snapshot", "module", m.name, "reason", why)
 	}
-	id := validatedID(m, nil)
-	r, code, interrupt, err := compile(wasm, validated == id)
-	return r, code, interrupt, snap, id, err
+	x.id = validatedID(m, nil)
+	x.r, x.code, x.interrupt, x.err = compile(wasm, validated == x.id)
+	x.snap = snap
+	return x
 }
 
 // snapshotRetryFirst and snapshotRetryMax bound the backoff between tries

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -146,13 +147,24 @@ func (m *Module) upgrade(wasm []byte) {
 	s.upgrading = true
 	s.upgraded = make(chan struct{})
 	s.mu.Unlock()
+	if e.descs != nil && e.descs.hasModule(m.hash) {
+		// Read again once its turn comes: the modules waiting for one
+		// (thirty Go reactors loaded at once) hold none of their bytes.
+		wasm = nil
+	}
 	go func() {
 		// The interpreter's builds go first: a module being listed or
 		// called for the first time waits for no background compilation
 		// of the CPU it needs.
 		e.interpBuilds.wait()
+		release, _ := e.bgPool.acquire(context.Background())
+		defer release()
 		start := time.Now()
-		c, err := e.build(context.WithValue(context.Background(), backgroundBuild{}, true), m, wasm, tierCompiled)
+		var c *compiled
+		w, err := m.upgradeSource(wasm)
+		if err == nil {
+			c, err = e.build(context.WithValue(context.Background(), backgroundBuild{}, true), m, w, tierCompiled)
+		}
 		s.mu.Lock()
 		s.upgrading = false
 		s.endUpgrade()
@@ -164,7 +176,7 @@ func (m *Module) upgrade(wasm []byte) {
 		}
 		if s.closed {
 			s.mu.Unlock()
-			_ = c.code.Close(context.Background())
+			c.closeBuilt(context.Background())
 			return
 		}
 		old := s.c
@@ -187,6 +199,25 @@ func (m *Module) upgrade(wasm []byte) {
 		e.code.added(m, c)
 		e.compiled(m, c, took)
 	}()
+}
+
+// upgradeSource is the module's bytes for its compiled tier: wasm, or
+// when nil the copy the engine keeps (else the module's source).
+func (m *Module) upgradeSource(wasm []byte) ([]byte, error) {
+	if wasm != nil {
+		return wasm, nil
+	}
+	if w, ok := m.engine.descs.module(m.hash); ok && hexSum(w) == m.hash {
+		return w, nil
+	}
+	if m.slot.src == nil {
+		return nil, errors.New("the module's bytes are no longer at hand")
+	}
+	w, err := m.slot.src()
+	if err == nil && hexSum(w) != m.hash {
+		err = errors.New("the module's file changed since it was loaded")
+	}
+	return w, err
 }
 
 // endUpgrade wakes the calls waiting for an interpreter slot of s's module
@@ -229,8 +260,9 @@ func (m *Module) Tier() string {
 }
 
 // backgroundBuild marks the context of a background build of the compiled
-// tier: it compiles in Engine.bgPool, which leaves half the compilation
-// pool (at least one core of two) to the interpreter's builds and calls.
+// tier: it holds a slot of Engine.bgPool (taken before the module's bytes
+// are read and prepared), which leaves half the compilation pool (at
+// least one core of two) to the interpreter's builds and calls.
 type backgroundBuild struct{}
 
 // busyCount counts work under way and lets others wait until there is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/auth"
 	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/heapfloor"
 	"github.com/wasmcp/wasmcp/internal/logbatch"
 	"github.com/wasmcp/wasmcp/protocol"
 	"github.com/wasmcp/wasmcp/registry"
@@ -58,11 +59,21 @@ func startEngine(_ context.Context, r *run, c *cleanups) error {
 	r.engine = engine
 	c.add(func() { engine.Close(context.Background()) })
 	r.metrics.WatchCodeMemory(engine.CodeMemory)
+	if !heapfloor.CeilingFromEnvironment() {
+		// The Go memory limit follows the budgets (GOMEMLIMIT, when set,
+		// is the operator's choice).
+		c.add(heapfloor.StartCeiling(engine.MemoryCeiling, ceilingRoom).Stop)
+	}
 	if len(r.cfg.EnvUsed) > 0 {
 		r.log.Info("settings from the environment", "vars", r.cfg.EnvUsed)
 	}
 	return nil
 }
+
+// ceilingRoom is the least room the memory limit leaves above the live
+// heap: when something the budgets do not count is live, the collector
+// runs as often as this allows, not back to back.
+const ceilingRoom = 64 << 20
 
 // startOps starts the trace export, when asked for.
 func startOps(ctx context.Context, r *run, _ *cleanups) error {

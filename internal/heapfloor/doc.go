@@ -20,4 +20,10 @@
 //
 // The cost is memory: up to the headroom more heap is resident between
 // collections.
+//
+// StartCeiling is the other side: it keeps the runtime's soft memory limit
+// at a target the caller computes (wasmcp serve: what its code and memory
+// budgets hold, plus a margin), refreshed after every collection and never
+// below the live heap plus a least room, so that a heap the budgets bound
+// does not grow to twice that between collections.
 package heapfloor

@@ -54,19 +54,29 @@ func Start(headroom uint64) *Floor {
 }
 
 // sentinel is garbage whose finalizer runs once per collection cycle: each
-// run re-arms a new one. It holds a pointer so that it is a heap object of
-// its own (a pointer-free tiny object can share a block and be finalized
-// late).
-type sentinel struct{ f *Floor }
+// run, while run reports true, re-arms a new one. It holds a pointer so
+// that it is a heap object of its own (a pointer-free tiny object can
+// share a block and be finalized late).
+type sentinel struct{ run func() bool }
+
+// everyCycle calls run after every collection cycle until it returns
+// false.
+func everyCycle(run func() bool) {
+	s := &sentinel{run: run}
+	runtime.SetFinalizer(s, func(s *sentinel) {
+		if s.run() {
+			everyCycle(s.run)
+		}
+	})
+}
 
 func (f *Floor) arm() {
-	s := &sentinel{f: f}
-	runtime.SetFinalizer(s, func(s *sentinel) {
-		if s.f.stopped.Load() {
-			return
+	everyCycle(func() bool {
+		if f.stopped.Load() {
+			return false
 		}
-		s.f.adjust()
-		s.f.arm()
+		f.adjust()
+		return true
 	})
 }
 
