@@ -470,6 +470,19 @@ func rewrite(wasm []byte) ([]byte, error) {
 func (e *Engine) compileModule(ctx context.Context, r wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
 	e.guard.before()
 	defer e.guard.after()
+	return guardCompile(ctx, r, wasm)
+}
+
+// guardCompile is r.CompileModule with a panic inside wazero turned into
+// the module's error. wasmrewrite.Check refuses what is known to make
+// wazero panic (a function naming a type the module lacks did); this
+// keeps an unknown case from taking every other module's server down.
+func guardCompile(ctx context.Context, r wazero.Runtime, wasm []byte) (code wazero.CompiledModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			code, err = nil, fmt.Errorf("wazero failed on this module: %v", p)
+		}
+	}()
 	return r.CompileModule(ctx, wasm)
 }
 
@@ -477,7 +490,7 @@ func (e *Engine) compileModule(ctx context.Context, r wazero.Runtime, wasm []byt
 // the interpreter, which keeps nothing on disk for the guard to check.
 func (e *Engine) compileOn(ctx context.Context, r wazero.Runtime, wasm []byte, interp bool) (wazero.CompiledModule, error) {
 	if interp {
-		return r.CompileModule(ctx, wasm)
+		return guardCompile(ctx, r, wasm)
 	}
 	return e.compileModule(ctx, r, wasm)
 }

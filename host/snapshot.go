@@ -358,7 +358,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, m *Module, wasm []byte, relea
 	if _, err := wasi_snapshot_preview1.Instantiate(experimental.WithFunctionListenerFactory(ctx, wasiListeners), r); err != nil {
 		return nil, 0, fmt.Errorf("instantiating WASI: %w", err)
 	}
-	code, err := r.CompileModule(ctx, probe)
+	code, err := guardCompile(ctx, r, probe)
 	if err != nil {
 		return nil, 0, fmt.Errorf("does not compile: %w", err)
 	}

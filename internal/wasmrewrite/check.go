@@ -215,6 +215,9 @@ func (k *checker) imports(r *Reader) error {
 	for _, im := range k.info.Imports {
 		switch im.Kind {
 		case ImportFunc:
+			if im.Type >= k.info.Types && err == nil {
+				err = badTypeIndex("an imported function", im.Type, k.info.Types)
+			}
 			k.info.Functions++
 		case ImportTable:
 			k.nTables++
@@ -234,14 +237,24 @@ func (k *checker) functions(r *Reader) error {
 	if err != nil {
 		return err
 	}
-	for i := uint32(0); i < n; i++ {
-		r.U32()
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		if t := r.U32(); t >= k.info.Types && r.Err == nil {
+			return badTypeIndex("a function", t, k.info.Types)
+		}
 	}
 	k.info.Functions += n
 	if k.info.Functions > k.c.Functions {
 		return overCap("Functions", "%d functions; the limit is %d", k.info.Functions, k.c.Functions)
 	}
 	return nil
+}
+
+// badTypeIndex refuses a function whose type index names no type. wazero
+// 1.12 checks the index only after validating the code that calls the
+// function, and panics there (found by FuzzInstrument): the host must not
+// hand it such a module at all.
+func badTypeIndex(what string, t, types uint32) error {
+	return fmt.Errorf("%w: %s names type %d; the module has %d types", ErrUnsupported, what, t, types)
 }
 
 // tables reads the table section: each table's limits into info.Tables.

@@ -14,6 +14,7 @@ func TestCheckRefuses(t *testing.T) {
 	small.Functions, small.Locals, small.DataBytes, small.ElemEntries = 1, 10, 4, 3
 	tinyCode := DefaultCaps()
 	tinyCode.CodeBytes = 3
+	typed := append([]byte(Header), sec(SecType, 1, 0x60, 0, 0)...) // one type, () -> ()
 	cases := []struct {
 		name string
 		wasm []byte
@@ -24,14 +25,16 @@ func TestCheckRefuses(t *testing.T) {
 		{"blocks too deep", nestedModule(10_000, 0x02), DefaultCaps(), ErrOverCap, "blocks nested deeper than 10000"},
 		{"loops too deep", nestedModule(1_001, 0x03), DefaultCaps(), ErrOverCap, "loops nested deeper than 1000"},
 		{"tables declared beyond the bytes", append([]byte(Header), sec(SecTable, 0x98, 0x98, 0x98, 0x98, 0x04)...), DefaultCaps(), ErrUnsupported, "tables declared in 0 bytes"},
-		{"too many functions", append([]byte(Header), sec(SecFunction, 2, 0, 0)...), small, ErrOverCap, "2 functions; the limit is 1"},
-		{"too many locals", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 4, 1, 11, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
-		{"locals summing past the cap", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 6, 2, 6, 0x7F, 6, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
-		{"code section too large", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x0B)...), tinyCode, ErrOverCap, "the code section is 4 bytes; the limit is 3"},
+		{"too many functions", append(typed, sec(SecFunction, 2, 0, 0)...), small, ErrOverCap, "2 functions; the limit is 1"},
+		{"too many locals", append(append(typed, sec(SecFunction, 1, 0)...), sec(SecCode, 1, 4, 1, 11, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
+		{"locals summing past the cap", append(append(typed, sec(SecFunction, 1, 0)...), sec(SecCode, 1, 6, 2, 6, 0x7F, 6, 0x7F, 0x0B)...), small, ErrOverCap, "more than 10 locals"},
+		{"code section too large", append(append(typed, sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x0B)...), tinyCode, ErrOverCap, "the code section is 4 bytes; the limit is 3"},
 		{"element entries past the cap", append([]byte(Header), sec(SecElement, 2, 1, 0, 2, 0, 0, 1, 0, 2, 0, 0)...), small, ErrOverCap, "element segments of more than 3 entries together"},
 		{"data past the cap", append([]byte(Header), sec(SecData, 2, 1, 3, 'a', 'b', 'c', 1, 2, 'd', 'e')...), small, ErrOverCap, "data segments of more than 4 bytes together"},
-		{"unbalanced body", append(append([]byte(Header), sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x01)...), DefaultCaps(), ErrUnsupported, "ends inside a block"},
+		{"unbalanced body", append(append(typed, sec(SecFunction, 1, 0)...), sec(SecCode, 1, 2, 0, 0x01)...), DefaultCaps(), ErrUnsupported, "ends inside a block"},
 		{"sections out of order", append(append([]byte(Header), sec(SecFunction, 0)...), sec(SecType, 0)...), DefaultCaps(), ErrUnsupported, "out of order"},
+		{"a function naming no type", append(typed, sec(SecFunction, 1, 1)...), DefaultCaps(), ErrUnsupported, "a function names type 1; the module has 1 types"},
+		{"an import naming no type", append(typed, sec(SecImport, append(append(AppendName(AppendName([]byte{1}, "wasi_snapshot_preview1"), "proc_exit"), 0), 5)...)...), DefaultCaps(), ErrUnsupported, "an imported function names type 5"},
 		{"name section counts", append([]byte(Header), sec(SecCustom, append(AppendName(nil, "name"), 1, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F)...)...), DefaultCaps(), ErrUnsupported, "function names declared"},
 	}
 	for _, c := range cases {
