@@ -536,6 +536,11 @@ func TestReadmeFirstCommand(t *testing.T) {
 			id++
 			fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", id)
 		default:
+			// A stdio client reads only JSON-RPC messages on stdout: the
+			// build's progress belongs on stderr.
+			if !strings.HasPrefix(l, `{"jsonrpc":"2.0",`) {
+				t.Errorf("the README's first command wrote to stdout, where a stdio client reads only messages: %q", l)
+			}
 			printed = append(printed, l)
 		}
 	}

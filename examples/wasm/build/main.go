@@ -11,7 +11,8 @@
 // -o defaults to examples/wasm/bin and -src to examples/wasm, both in the
 // module root. A module's NAME.policy.toml, if its directory has one, is
 // copied beside its .wasm. It says what it builds as it starts each step,
-// every 10 seconds while the step runs, and how long it took; it exits 1
+// every 10 seconds while the step runs, and how long it took, on stderr
+// (stdout stays free for the stdio server the README starts after it); it exits 1
 // if any failed. With the default -src it then compiles wasmcp itself
 // (output discarded, -host=false skips it), so that the go run
 // ./cmd/wasmcp that follows it in the README finds every package built.
@@ -78,7 +79,7 @@ func main() {
 		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
 			p = rel
 		}
-		fmt.Printf("built %-10s %s%s\n", name, p, size)
+		fmt.Fprintf(os.Stderr, "built %-10s %s%s\n", name, p, size)
 		// A module's policy (what it may reach) goes beside it.
 		pol := filepath.Join(*src, name, name+".policy.toml")
 		if b, err := os.ReadFile(pol); err == nil {
@@ -86,7 +87,7 @@ func main() {
 			if err := os.WriteFile(dst, b, 0o644); err != nil {
 				fail(err)
 			}
-			fmt.Printf("      %-10s %s\n", "policy", dst)
+			fmt.Fprintf(os.Stderr, "      %-10s %s\n", "policy", dst)
 		}
 	}
 	if err != nil {
@@ -124,7 +125,7 @@ func copyScripts(dir, out string) error {
 		if err := os.WriteFile(filepath.Join(out, n), b, 0o644); err != nil {
 			return err
 		}
-		fmt.Printf("copied %-9s %s\n", "script", filepath.Join(out, n))
+		fmt.Fprintf(os.Stderr, "copied %-9s %s\n", "script", filepath.Join(out, n))
 	}
 	return nil
 }

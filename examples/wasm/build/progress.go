@@ -21,7 +21,7 @@ const tick = 10 * time.Second
 // while it runs (with what status says, if anything), and how long it took.
 func step(what string, status func() string, do func() error) error {
 	start := time.Now()
-	fmt.Printf("%s …\n", what)
+	fmt.Fprintf(os.Stderr, "%s …\n", what)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -40,7 +40,7 @@ func step(what string, status func() string, do func() error) error {
 						extra = ": " + s
 					}
 				}
-				fmt.Printf("  … %s, %s so far%s\n", what, time.Since(start).Round(time.Second), extra)
+				fmt.Fprintf(os.Stderr, "  … %s, %s so far%s\n", what, time.Since(start).Round(time.Second), extra)
 			}
 		}
 	}()
@@ -48,7 +48,7 @@ func step(what string, status func() string, do func() error) error {
 	close(done)
 	wg.Wait()
 	if err == nil {
-		fmt.Printf("  done in %s\n", time.Since(start).Round(100*time.Millisecond))
+		fmt.Fprintf(os.Stderr, "  done in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}
 	return err
 }
