@@ -695,6 +695,10 @@ func (b *codeBudget) trimTo(keep *Module, extra int64) {
 // its budget (NoCodeBudget when unbounded).
 func (e *Engine) CodeMemory() (used, budget int64) { return e.code.usage() }
 
+// LoadsWaiting returns how many loads (compilations and snapshot
+// start-ups) wait now for room in the code budget.
+func (e *Engine) LoadsWaiting() int { return int(e.code.waiting.Load()) }
+
 // compilePool bounds the compilations running at once.
 type compilePool chan struct{}
 

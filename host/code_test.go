@@ -437,3 +437,38 @@ func TestLoadLargerThanTheCodeBudgetLoads(t *testing.T) {
 		t.Fatal("no load waited: want them one at a time")
 	}
 }
+
+// TestLoadsWaitingCounted: a load waiting for room in the code budget is
+// what Engine.LoadsWaiting reports (the wasmcp_loads_waiting metric and
+// wasmcp status), until room comes free.
+func TestLoadsWaitingCounted(t *testing.T) {
+	e, err := NewEngine(Config{CacheDir: "-", Logger: quietLogger, CodeMemory: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	first, err := e.code.reserve(context.Background(), "a", 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		r, err := e.code.reserve(context.Background(), "b", 50)
+		r.release()
+		got <- err
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for e.LoadsWaiting() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("LoadsWaiting = %d with a load waiting; want 1", e.LoadsWaiting())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	first.release()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if n := e.LoadsWaiting(); n != 0 {
+		t.Fatalf("LoadsWaiting = %d once the load got its room; want 0", n)
+	}
+}

@@ -59,6 +59,7 @@ func startEngine(_ context.Context, r *run, c *cleanups) error {
 	r.engine = engine
 	c.add(func() { engine.Close(context.Background()) })
 	r.metrics.WatchCodeMemory(engine.CodeMemory)
+	r.metrics.WatchLoadsWaiting(engine.LoadsWaiting)
 	if !heapfloor.CeilingFromEnvironment() {
 		// The Go memory limit follows the budgets (GOMEMLIMIT, when set,
 		// is the operator's choice).

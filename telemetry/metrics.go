@@ -152,6 +152,14 @@ func (m *Metrics) WatchCodeMemory(usage func() (used, budget int64)) {
 			func() float64 { _, budget := usage(); return float64(max(budget, 0)) }))
 }
 
+// WatchLoadsWaiting makes the metrics report the loads waiting for room in
+// the code budget (host.Engine.LoadsWaiting); call it once.
+func (m *Metrics) WatchLoadsWaiting(waiting func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "loads_waiting",
+		Help: "Module loads (compilations, snapshot start-ups) waiting for room in --code-memory."},
+		func() float64 { return float64(waiting()) }))
+}
+
 // WatchServer makes the metrics report srv's catalog (modules, tools,
 // instance-gate queues), listen subscriptions and active tasks.
 func (m *Metrics) WatchServer(srv *protocol.Server) { m.srv.Store(srv) }

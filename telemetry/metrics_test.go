@@ -88,6 +88,21 @@ wasmcp_outbound_bytes_total{direction="out",module="web"} 7
 	}
 }
 
+func TestLoadsWaitingMetric(t *testing.T) {
+	m := NewMetrics()
+	n := 0
+	m.WatchLoadsWaiting(func() int { return n })
+	n = 3
+	want := `
+# HELP wasmcp_loads_waiting Module loads (compilations, snapshot start-ups) waiting for room in --code-memory.
+# TYPE wasmcp_loads_waiting gauge
+wasmcp_loads_waiting 3
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "wasmcp_loads_waiting"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCompileAndCodeMemoryMetrics(t *testing.T) {
 	m := NewMetrics()
 	m.ModuleCompiled("wc", 1500*time.Millisecond, 14<<20)

@@ -100,6 +100,9 @@ func writeStatus(w io.Writer, base, ready string, fams map[string]*dto.MetricFam
 		gauge(fams, "wasmcp_modules"), gauge(fams, "wasmcp_tools"), gauge(fams, "wasmcp_tasks_active"),
 		gauge(fams, "wasmcp_http_sessions"), gauge(fams, "wasmcp_http_sse_streams"), gauge(fams, "wasmcp_listen_subscriptions"),
 		gauge(fams, "wasmcp_catalog_publications_total"), gauge(fams, "wasmcp_module_refusals_total"))
+	if n := gauge(fams, "wasmcp_loads_waiting"); n > 0 {
+		fmt.Fprintf(w, "waiting  %.0f loads for room in --code-memory (they load once a load ends or code goes idle)\n\n", n)
+	}
 	if f := fams["wasmcp_module_retrying"]; f != nil && len(f.Metric) > 0 {
 		// Loads a busy machine cut: loaded again after a backoff.
 		var names []string

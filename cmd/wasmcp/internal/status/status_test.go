@@ -12,6 +12,8 @@ const metrics = `# TYPE wasmcp_modules gauge
 wasmcp_modules 2
 # TYPE wasmcp_tools gauge
 wasmcp_tools 3
+# TYPE wasmcp_loads_waiting gauge
+wasmcp_loads_waiting 2
 # TYPE wasmcp_tool_calls_total counter
 wasmcp_tool_calls_total{module="m",tool="echo",outcome="ok",limit=""} 5
 wasmcp_tool_calls_total{module="m",tool="echo",outcome="limit",limit="timeout"} 2
@@ -39,7 +41,7 @@ func TestPrint(t *testing.T) {
 	if err := Print(context.Background(), &out, srv.URL+"/metrics"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"server   " + srv.URL + " (ready)", "modules  2  tools 3", "limit:timeout=2", `refused  b.wasm: declares tool "small_hello", which a.wasm serves\x1b[8m`} {
+	for _, want := range []string{"server   " + srv.URL + " (ready)", "modules  2  tools 3", "limit:timeout=2", "waiting  2 loads for room in --code-memory", `refused  b.wasm: declares tool "small_hello", which a.wasm serves\x1b[8m`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}
