@@ -610,6 +610,16 @@ func (b *codeBudget) added(m *Module, c *compiled) {
 		c.room.releaseLocked() // the code is counted now: its build's room goes back
 	}
 	b.mu.Unlock()
+	// The module may have closed since its code was installed (a build
+	// ending as it closes): Close stopped counting it before this counted
+	// it again, and trim never closes a closed module's code. Read after
+	// counting (Close marks the module closed, then stops counting it).
+	m.slot.mu.Lock()
+	closed := m.slot.closed
+	m.slot.mu.Unlock()
+	if closed {
+		b.removed(m)
+	}
 	b.trim(m)
 	b.mu.Lock()
 	b.peak = max(b.peak, b.used+b.loading) // once idle code is closed

@@ -472,3 +472,40 @@ func TestLoadsWaitingCounted(t *testing.T) {
 		t.Fatalf("LoadsWaiting = %d once the load got its room; want 0", n)
 	}
 }
+
+func TestCodeOfAClosedModuleIsNotCounted(t *testing.T) {
+	// A build that ends after its module closed (the compiled tier's,
+	// or code compiled again after the budget closed it) is counted
+	// once Close stopped counting the module (Module.Close, then
+	// codeBudget.added): left counted, it would stay so for good (trim
+	// never closes a closed module's code) and every later load would
+	// wait for room that never comes free.
+	b := newCodeBudget(1000, func(string, ...any) {})
+	m := &Module{name: "closed"}
+	m.slot.closed = true
+	room, err := b.reserve(context.Background(), m.name, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.added(m, &compiled{size: 600, room: room})
+	if used, _ := b.usage(); used != 0 {
+		t.Fatalf("a closed module's code counted: %d bytes", used)
+	}
+	b.mu.Lock()
+	loading := b.loading
+	b.mu.Unlock()
+	if loading != 0 {
+		t.Fatalf("its build's room not given back: %d bytes", loading)
+	}
+	// Two loads fit side by side again, neither waiting.
+	for _, name := range []string{"x", "y"} {
+		r, err := b.reserve(context.Background(), name, 400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.release()
+	}
+	if _, waited := b.loadStats(); waited != 0 {
+		t.Fatalf("%d loads waited", waited)
+	}
+}
