@@ -72,8 +72,9 @@ func startEngine(_ context.Context, r *run, c *cleanups) error {
 }
 
 // ceilingRoom is the least room the memory limit leaves above the live
-// heap: when something the budgets do not count is live, the collector
-// runs as often as this allows, not back to back.
+// heap (heapfloor leaves a quarter of the live heap when that is more):
+// when something the budgets do not count is live, the collector runs as
+// often as this allows, not back to back.
 const ceilingRoom = 64 << 20
 
 // startOps starts the trace export, when asked for.

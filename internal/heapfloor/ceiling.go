@@ -62,12 +62,16 @@ func StartCeiling(target func() int64, room uint64) *Ceiling {
 }
 
 // limitFor is the memory limit for a target and the live heap: the
-// target (none when <= 0), at least live plus room.
+// target (none when <= 0), at least live plus room or a quarter of live,
+// whichever is more. A fixed room alone would, past the target, make the
+// collector mark the whole live heap every room bytes allocated (at 1 GiB
+// live and 64 MiB of room, 16 times GOGC=100's work, up to the runtime's
+// 50% CPU cap); a quarter keeps it at most 4 times.
 func limitFor(target int64, live, room uint64) int64 {
 	if target <= 0 {
 		return math.MaxInt64
 	}
-	floor := live + room
+	floor := live + max(room, live/4)
 	if floor < live || floor > math.MaxInt64 {
 		floor = math.MaxInt64
 	}

@@ -17,7 +17,9 @@ func TestLimitFor(t *testing.T) {
 		want       int64
 	}{
 		{768 * MiB, 100 * MiB, 64 * MiB, 768 * MiB},   // the target bounds the heap
-		{768 * MiB, 900 * MiB, 64 * MiB, 964 * MiB},   // never below live plus the room
+		{768 * MiB, 200 * MiB, 64 * MiB, 768 * MiB},   //
+		{128 * MiB, 200 * MiB, 64 * MiB, 264 * MiB},   // never below live plus the room
+		{768 * MiB, 900 * MiB, 64 * MiB, 1125 * MiB},  // or plus a quarter of live, when more
 		{0, 100 * MiB, 64 * MiB, math.MaxInt64},       // no target: no limit
 		{-1, 100 * MiB, 64 * MiB, math.MaxInt64},      //
 		{768 * MiB, 0, 0, 768 * MiB},                  //
